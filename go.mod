@@ -1,0 +1,3 @@
+module github.com/structtensor/structtensor-go
+
+go 1.26
