@@ -3,23 +3,29 @@
 SHELL := /bin/bash
 GO ?= go
 export CGO_ENABLED := 1
+# tfbridge finds TensorFlow through build/pkgconfig/tensorflow.pc (make setup-tf).
+export PKG_CONFIG_PATH := $(CURDIR)/build/pkgconfig:$(PKG_CONFIG_PATH)
 
-.PHONY: all setup setup-go build demo test vet bench fmt
+.PHONY: all setup setup-go setup-tf build demo test vet bench fmt
 
 all: build
 
-setup: setup-go
+setup: setup-go setup-tf
 
 setup-go:
 	$(GO) mod download
 
-build: setup-go
+# TensorFlow C runtime for cgo (the .venv wheel, or STRUCTTENSOR_TF_DIR).
+setup-tf:
+	scripts/setup-tf.sh >/dev/null
+
+build: setup-go setup-tf
 	$(GO) build -o bin/structtensor ./cmd/structtensor
 
 demo: build
 	./bin/structtensor demo
 
-vet: setup-go
+vet: setup-go setup-tf
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 
