@@ -16,6 +16,10 @@ type RowPartition struct {
 	nrows   int
 	rowLen  int // uniform row length; -1 when ragged
 	nvalues int
+	// dense marks a uniform partition that SplitOuterDims made from a
+	// dense dimension of a Tensor, so that JoinOuterDims folds it back into
+	// the flat values instead of keeping it as a ragged-rank partition.
+	dense bool
 }
 
 // NewRowSplits returns the partition described by splits, which it shares.

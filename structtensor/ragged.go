@@ -25,13 +25,23 @@ func NewRagged(values *Tensor, partitions ...*RowPartition) (*Ragged, error) {
 	if len(partitions) == 0 {
 		return nil, fmt.Errorf("%w: a ragged value needs at least one partition", ErrPartition)
 	}
+	if values == nil {
+		return nil, fmt.Errorf("%w: ragged flat values are nil", ErrShape)
+	}
+	for i, p := range partitions {
+		if p == nil {
+			return nil, fmt.Errorf("%w: partition %d is nil", ErrPartition, i)
+		}
+	}
 	if values.Rank() == 0 {
 		return nil, fmt.Errorf("%w: ragged flat values must have rank >= 1", ErrShape)
 	}
 	if err := checkNesting(partitions, values.NumRows()); err != nil {
 		return nil, err
 	}
-	return &Ragged{values: values, partitions: append([]*RowPartition(nil), partitions...)}, nil
+	r := &Ragged{values: values, partitions: append([]*RowPartition(nil), partitions...)}
+	checkInvariants(r)
+	return r, nil
 }
 
 // NewRaggedFromSplits is NewRagged with partitions given as row splits.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -230,6 +231,9 @@ func UnmarshalSpec(b []byte) (Spec, error) {
 	if err := dec.Decode(&j); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSpec, err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: data after the spec", ErrSpec)
+	}
 	return specFromJSON(j, b)
 }
 
@@ -237,7 +241,18 @@ func specFromJSON(j specJSON, raw []byte) (Spec, error) {
 	if j.Shape == nil {
 		return nil, fmt.Errorf("%w: spec has no shape: %s", ErrSpec, raw)
 	}
+	for i, d := range j.Shape {
+		if d != nil && *d < 0 {
+			return nil, fmt.Errorf("%w: dimension %d is %d (unknown dimensions are null)", ErrSpec, i, *d)
+		}
+	}
 	shape := shapeFromJSON(j.Shape)
+	if j.Kind != "struct" && len(j.Fields) > 0 {
+		return nil, fmt.Errorf("%w: a %s spec has fields", ErrSpec, j.Kind)
+	}
+	if j.Kind != "ragged" && j.RaggedRank != 0 {
+		return nil, fmt.Errorf("%w: a %s spec has a ragged_rank", ErrSpec, j.Kind)
+	}
 	switch j.Kind {
 	case "tensor", "ragged":
 		d, err := ParseDType(j.DType)
@@ -252,14 +267,27 @@ func specFromJSON(j specJSON, raw []byte) (Spec, error) {
 		}
 		return &RaggedSpec{DType: d, Shape: shape, RaggedRank: j.RaggedRank}, nil
 	case "struct":
+		if j.DType != "" {
+			return nil, fmt.Errorf("%w: a struct spec has a dtype", ErrSpec)
+		}
 		s := &StructSpec{Shape: shape, Fields: make([]FieldSpec, len(j.Fields))}
+		seen := make(map[string]bool, len(j.Fields))
 		for i, f := range j.Fields {
 			if !ValidFieldName(f.Name) {
 				return nil, fmt.Errorf("%w: field name %q", ErrSpec, f.Name)
 			}
+			if seen[f.Name] {
+				return nil, fmt.Errorf("%w: field %q appears twice", ErrSpec, f.Name)
+			}
+			seen[f.Name] = true
 			fs, err := UnmarshalSpec(f.Spec)
 			if err != nil {
 				return nil, fmt.Errorf("field %q: %w", f.Name, err)
+			}
+			// A field's full shape begins with the struct's shape.
+			fshape := fs.ValueShape()
+			if len(fshape) < len(shape) || !Shape(fshape[:len(shape)]).IsCompatibleWith(shape) {
+				return nil, fmt.Errorf("%w: field %q has shape %v, which does not begin with the struct's shape %v", ErrSpec, f.Name, fshape, shape)
 			}
 			s.Fields[i] = FieldSpec{Name: f.Name, Spec: fs}
 		}

@@ -38,7 +38,11 @@ func (*StructTensor) isValue() {}
 // hold values of any shape.
 func NewScalarStruct(fields ...Field) (*StructTensor, error) {
 	st := &StructTensor{rank: 0, nrows: 1}
-	return st, st.setFields(fields)
+	if err := st.setFields(fields); err != nil {
+		return nil, err
+	}
+	checkInvariants(st)
+	return st, nil
 }
 
 // NewStruct returns a rank-1 StructTensor of nrows records. Each field must
@@ -55,6 +59,11 @@ func NewPartitionedStruct(nrows int, partitions []*RowPartition, fields ...Field
 	if nrows < 0 {
 		return nil, fmt.Errorf("%w: negative number of rows %d", ErrShape, nrows)
 	}
+	for i, p := range partitions {
+		if p == nil {
+			return nil, fmt.Errorf("%w: partition %d is nil", ErrPartition, i)
+		}
+	}
 	if len(partitions) > 0 {
 		if partitions[0].NumRows() != nrows {
 			return nil, fmt.Errorf("%w: %d rows but outer partition has %d", ErrPartition, nrows, partitions[0].NumRows())
@@ -64,7 +73,11 @@ func NewPartitionedStruct(nrows int, partitions []*RowPartition, fields ...Field
 		}
 	}
 	st := &StructTensor{rank: len(partitions) + 1, nrows: nrows, partitions: append([]*RowPartition(nil), partitions...)}
-	return st, st.setFields(fields)
+	if err := st.setFields(fields); err != nil {
+		return nil, err
+	}
+	checkInvariants(st)
+	return st, nil
 }
 
 // NewStructFromFieldValues returns a StructTensor of the given rank whose
@@ -84,7 +97,7 @@ func NewStructFromFieldValues(rank int, fields ...Field) (*StructTensor, error) 
 	nrows := 0
 	flat := make([]Field, len(fields))
 	for i, f := range fields {
-		if f.Value == nil || f.Value.Rank() < rank {
+		if isNil(f.Value) || f.Value.Rank() < rank {
 			return nil, fmt.Errorf("%w: field %q has rank %d, struct has rank %d", ErrShape, f.Name, rankOf(f.Value), rank)
 		}
 		p, v, err := SplitOuterDims(f.Value, rank)
@@ -109,10 +122,26 @@ func NewStructFromFieldValues(rank int, fields ...Field) (*StructTensor, error) 
 }
 
 func rankOf(v Value) int {
-	if v == nil {
+	if isNil(v) {
 		return -1
 	}
 	return v.Rank()
+}
+
+// isNil reports whether v is nil or a nil pointer of one of the value
+// types, which constructors reject instead of dereferencing.
+func isNil(v Value) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case *Tensor:
+		return x == nil
+	case *Ragged:
+		return x == nil
+	case *StructTensor:
+		return x == nil
+	}
+	return false
 }
 
 // ValidFieldName reports whether name matches ^[A-Za-z][A-Za-z0-9_]*$.
@@ -145,7 +174,7 @@ func (st *StructTensor) setFields(fields []Field) error {
 		if _, dup := st.index[f.Name]; dup {
 			return fmt.Errorf("%w: %q appears twice", ErrFieldName, f.Name)
 		}
-		if f.Value == nil {
+		if isNil(f.Value) {
 			return fmt.Errorf("%w: field %q has no value", ErrShape, f.Name)
 		}
 		if st.rank > 0 {

@@ -91,6 +91,7 @@ func NewTensor(shape Shape, values any) (*Tensor, error) {
 		return nil, fmt.Errorf("%w: %d values for shape %v", ErrShape, n, shape)
 	}
 	t.shape = shape.clone()
+	checkInvariants(t)
 	return t, nil
 }
 
@@ -124,7 +125,9 @@ func NewStringTensor(shape Shape, data []byte, offsets []int64, utf8 bool) (*Ten
 	if last := offsets[len(offsets)-1]; last > int64(len(data)) {
 		return nil, fmt.Errorf("%w: string offset %d past data of %d bytes", ErrShape, last, len(data))
 	}
-	return &Tensor{dtype: String, shape: shape.clone(), strData: data, strOffsets: offsets, utf8: utf8}, nil
+	t := &Tensor{dtype: String, shape: shape.clone(), strData: data, strOffsets: offsets, utf8: utf8}
+	checkInvariants(t)
+	return t, nil
 }
 
 // NewScalar returns a rank-0 tensor holding v, which must be a bool, int32,
@@ -291,6 +294,7 @@ func (t *Tensor) Reshape(shape Shape) (*Tensor, error) {
 	}
 	c := *t
 	c.shape = shape.clone()
+	checkInvariants(&c)
 	return &c, nil
 }
 
@@ -334,5 +338,6 @@ func (t *Tensor) SliceRows(start, end int) (*Tensor, error) {
 	default:
 		c.strOffsets = t.strOffsets[lo : hi+1 : hi+1]
 	}
+	checkInvariants(&c)
 	return &c, nil
 }

@@ -23,7 +23,10 @@ type Value interface {
 //
 //	JoinOuterDims(SplitOuterDims(v, d)) equals v
 //
-// for every dims from 1 to v.Rank().
+// for every dims from 1 to v.Rank(), with one exception: a Ragged whose
+// partitions are all uniform comes back as the equivalent dense Tensor
+// once every partition is split off, because uniform partitions over a
+// Tensor are how dense dimensions are represented.
 func SplitOuterDims(v Value, dims int) (partitions []*RowPartition, flat Value, err error) {
 	if dims < 1 || dims > v.Rank() {
 		return nil, nil, fmt.Errorf("%w: cannot split %d outer dims of a rank-%d value", ErrShape, dims, v.Rank())
@@ -70,6 +73,7 @@ func splitDense(t *Tensor, dims int) ([]*RowPartition, Value, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		p.dense = true
 		parts = append(parts, p)
 		n *= t.shape[i]
 	}
@@ -108,17 +112,40 @@ func JoinOuterDims(partitions []*RowPartition, flat Value) (Value, error) {
 		if dense {
 			return x.Reshape(append(shape, x.shape[1:]...))
 		}
-		return &Ragged{values: x, partitions: append([]*RowPartition(nil), partitions...)}, nil
+		// Trailing partitions that SplitOuterDims made from dense
+		// dimensions become dense dimensions of the flat values again.
+		k := len(partitions)
+		for k > 0 && partitions[k-1].dense {
+			k--
+		}
+		if k < len(partitions) {
+			inner := Shape{partitions[k].NumRows()}
+			for _, p := range partitions[k:] {
+				inner = append(inner, p.rowLen)
+			}
+			v, err := x.Reshape(append(inner, x.shape[1:]...))
+			if err != nil {
+				return nil, err
+			}
+			x, partitions = v, partitions[:k]
+		}
+		r := &Ragged{values: x, partitions: append([]*RowPartition(nil), partitions...)}
+		checkInvariants(r)
+		return r, nil
 	case *Ragged:
-		return &Ragged{values: x.values, partitions: append(append([]*RowPartition(nil), partitions...), x.partitions...)}, nil
+		r := &Ragged{values: x.values, partitions: append(append([]*RowPartition(nil), partitions...), x.partitions...)}
+		checkInvariants(r)
+		return r, nil
 	case *StructTensor:
-		return &StructTensor{
+		st := &StructTensor{
 			rank:       x.rank + len(partitions),
 			nrows:      partitions[0].NumRows(),
 			partitions: append(append([]*RowPartition(nil), partitions...), x.partitions...),
 			fields:     x.fields,
 			index:      x.index,
-		}, nil
+		}
+		checkInvariants(st)
+		return st, nil
 	}
 	return nil, fmt.Errorf("%w: unknown value type %T", ErrShape, flat)
 }
