@@ -139,7 +139,7 @@ func (p *RowPartition) slice(start, end int) (q *RowPartition, lo, hi int) {
 		lo, hi = 0, 0
 	}
 	if p.rowLen >= 0 {
-		return &RowPartition{nrows: end - start, rowLen: p.rowLen, nvalues: (end - start) * p.rowLen}, lo, hi
+		return &RowPartition{nrows: end - start, rowLen: p.rowLen, nvalues: (end - start) * p.rowLen, dense: p.dense}, lo, hi
 	}
 	s := make([]int64, end-start+1)
 	for i := range s {
