@@ -1087,8 +1087,8 @@ func (c *column) appendString(s []byte) *buildError {
 	return nil
 }
 
-// appendStringValid is appendString for bytes already known to be valid
-// UTF-8 (or not).
+// appendStringChecked is appendString for bytes whose UTF-8 validity the
+// caller already knows.
 func (c *column) appendStringChecked(s []byte, valid bool) *buildError {
 	if c.dtype != String {
 		return c.appendString(s)
@@ -1131,12 +1131,12 @@ func (c *column) appendNumber(text []byte, isFloat bool) *buildError {
 		c.f64 = append(c.f64, f)
 		return nil
 	case Float32:
+		if !c.fixed {
+			return c.conflict("number")
+		}
 		f, err := strconv.ParseFloat(string(text), 32)
 		if err != nil {
 			return c.outOfRange(string(text))
-		}
-		if !c.fixed {
-			return c.conflict("number")
 		}
 		c.f32 = append(c.f32, float32(f))
 		return nil

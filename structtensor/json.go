@@ -1,0 +1,737 @@
+package structtensor
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// ErrSyntax reports input that is not valid JSON (or not JSON lines).
+var ErrSyntax = errors.New("structtensor: invalid JSON")
+
+// JSON reading is a hand-written scanner that appends every scalar
+// straight into the column builders of fromvalue.go: no encoding/json, no
+// intermediate []any or map, one pass over the bytes. Inference and specs
+// work exactly as in FromValue (the same builders decide), with JSON
+// numbers read as json.Number would be by FromValue: an integer literal is
+// int64 (uint64 past the int64 range, float64 past that), anything with a
+// fraction or exponent is float64, and with a spec the literal is parsed
+// straight into the spec's dtype (so int64 and uint64 stay exact and a
+// float32 is rounded once). JSON null is an error.
+//
+// Strings keep their bytes: invalid UTF-8 in the input is kept as is and
+// the tensor is marked non-UTF-8.
+
+// FromJSON reads one JSON value as FromValue would read the same value
+// decoded by encoding/json with UseNumber. Errors name the line, the byte
+// offset and the path.
+func FromJSON(data []byte, spec ...Spec) (Value, error) {
+	n, err := rootNode(spec, true)
+	if err != nil {
+		return nil, err
+	}
+	p := jsonParser{buf: data}
+	p.skipSpace()
+	if p.pos == len(p.buf) {
+		return nil, p.locate(p.syntaxError("no JSON value"))
+	}
+	if e := p.value(n, 0); e != nil {
+		return nil, p.locate(e)
+	}
+	p.skipSpace()
+	if p.pos != len(p.buf) {
+		return nil, p.locate(p.syntaxError("data after the JSON value"))
+	}
+	v, err := n.value(true, 1)
+	if err != nil {
+		return nil, err
+	}
+	return checkSpec(v, spec)
+}
+
+// FromJSONLines reads JSON lines: one JSON value per line, each one row of
+// the result (so records that are objects give a rank-1 StructTensor, and
+// records of rank N a value of rank N+1). Blank lines are skipped. A spec,
+// if given, is the spec of the whole result. Errors name the line, the
+// byte offset and the path, whose first index is the record number.
+func FromJSONLines(data []byte, spec ...Spec) (Value, error) {
+	n, err := rootNode(spec, false)
+	if err != nil {
+		return nil, err
+	}
+	p := jsonParser{buf: data}
+	nrec := 0
+	for {
+		p.skipSpace()
+		if p.pos == len(p.buf) {
+			break
+		}
+		if e := p.value(n, 0); e != nil {
+			return nil, p.locate(e.atIndex(nrec))
+		}
+		for p.pos < len(p.buf) && (p.buf[p.pos] == ' ' || p.buf[p.pos] == '\t' || p.buf[p.pos] == '\r') {
+			p.pos++
+		}
+		if p.pos < len(p.buf) && p.buf[p.pos] != '\n' {
+			return nil, p.locate(p.syntaxError("expected a newline after record %d", nrec))
+		}
+		nrec++
+	}
+	v, err := n.value(false, nrec)
+	if err != nil {
+		return nil, err
+	}
+	return checkSpec(v, spec)
+}
+
+// ReadJSON is FromJSON on everything r holds.
+func ReadJSON(r io.Reader, spec ...Spec) (Value, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return FromJSON(b, spec...)
+}
+
+// ReadJSONLines is FromJSONLines on everything r holds.
+func ReadJSONLines(r io.Reader, spec ...Spec) (Value, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return FromJSONLines(b, spec...)
+}
+
+type jsonParser struct {
+	buf     []byte
+	pos     int
+	scratch []byte // unescaped strings
+	depth   int
+}
+
+// maxJSONDepth bounds nesting so that hostile input cannot exhaust the
+// stack.
+const maxJSONDepth = 10000
+
+func (p *jsonParser) syntaxError(format string, args ...any) *buildError {
+	e := newBuildError(ErrSyntax, format, args...)
+	e.offset = p.pos
+	return e
+}
+
+// locate records where in the input the error is, as a line number and a
+// byte offset, computed only now that it is needed.
+func (p *jsonParser) locate(e *buildError) *buildError {
+	off := e.offset
+	if off < 0 || off > len(p.buf) {
+		off = p.pos
+	}
+	line := 1 + bytes.Count(p.buf[:off], []byte{'\n'})
+	e.loc = fmt.Sprintf("line %d, byte offset %d", line, off)
+	return e
+}
+
+func at(e *buildError, off int) *buildError {
+	if e.offset < 0 {
+		e.offset = off
+	}
+	return e
+}
+
+func (p *jsonParser) skipSpace() {
+	for p.pos < len(p.buf) {
+		switch p.buf[p.pos] {
+		case ' ', '\n', '\t', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value reads one JSON value (p.pos at its first byte, after spaces) into
+// n at depth d.
+func (p *jsonParser) value(n *node, d int) *buildError {
+	if p.pos >= len(p.buf) {
+		return p.syntaxError("unexpected end of input")
+	}
+	start := p.pos
+	switch c := p.buf[p.pos]; c {
+	case '{':
+		return p.object(n, d)
+	case '[':
+		return p.array(n, d)
+	case '"':
+		s, valid, e := p.str()
+		if e != nil {
+			return e
+		}
+		if e := n.leafAt(d, leafScalar, "string"); e != nil {
+			return at(e, start)
+		}
+		if e := n.col.appendStringChecked(s, valid); e != nil {
+			return at(e, start)
+		}
+		return nil
+	case 't', 'f':
+		v := c == 't'
+		lit := "false"
+		if v {
+			lit = "true"
+		}
+		if !bytes.HasPrefix(p.buf[p.pos:], []byte(lit)) {
+			return p.syntaxError("invalid literal")
+		}
+		p.pos += len(lit)
+		if e := n.leafBool(d, v); e != nil {
+			return at(e, start)
+		}
+		return nil
+	case 'n':
+		if bytes.HasPrefix(p.buf[p.pos:], []byte("null")) {
+			return at(n.fail("null is not supported (a StructTensor has no missing values)"), start)
+		}
+		return p.syntaxError("invalid literal")
+	default:
+		text, isFloat, e := p.number()
+		if e != nil {
+			return e
+		}
+		if e := n.leafNumber(d, text, isFloat); e != nil {
+			return at(e, start)
+		}
+		return nil
+	}
+}
+
+func (p *jsonParser) array(n *node, d int) *buildError {
+	start := p.pos
+	if p.depth++; p.depth > maxJSONDepth {
+		return p.syntaxError("nested too deep")
+	}
+	if e := n.beginList(d); e != nil {
+		return at(e, start)
+	}
+	p.pos++ // [
+	p.skipSpace()
+	if p.pos < len(p.buf) && p.buf[p.pos] == ']' {
+		p.pos++
+	} else {
+		for i := 0; ; i++ {
+			if e := p.value(n, d+1); e != nil {
+				return e.atIndex(i)
+			}
+			p.skipSpace()
+			if p.pos >= len(p.buf) {
+				return p.syntaxError("unexpected end of input in a list")
+			}
+			c := p.buf[p.pos]
+			p.pos++
+			if c == ']' {
+				break
+			}
+			if c != ',' {
+				p.pos--
+				return p.syntaxError("expected , or ] in a list, got %q", c)
+			}
+			p.skipSpace()
+		}
+	}
+	p.depth--
+	if e := n.endList(d); e != nil {
+		return at(e, start)
+	}
+	return nil
+}
+
+func (p *jsonParser) object(n *node, d int) *buildError {
+	start := p.pos
+	if p.depth++; p.depth > maxJSONDepth {
+		return p.syntaxError("nested too deep")
+	}
+	s, e := n.beginStruct(d)
+	if e != nil {
+		return at(e, start)
+	}
+	p.pos++ // {
+	p.skipSpace()
+	if p.pos < len(p.buf) && p.buf[p.pos] == '}' {
+		p.pos++
+	} else {
+		for {
+			if p.pos >= len(p.buf) || p.buf[p.pos] != '"' {
+				return p.syntaxError("expected a field name in quotes")
+			}
+			keyStart := p.pos
+			key, _, e := p.str()
+			if e != nil {
+				return e
+			}
+			f, e := s.field(key)
+			if e != nil {
+				return at(e, keyStart)
+			}
+			p.skipSpace()
+			if p.pos >= len(p.buf) || p.buf[p.pos] != ':' {
+				return p.syntaxError("expected : after field name")
+			}
+			p.pos++
+			p.skipSpace()
+			if e := p.value(f.node, 0); e != nil {
+				return e.atKey(f.name)
+			}
+			p.skipSpace()
+			if p.pos >= len(p.buf) {
+				return p.syntaxError("unexpected end of input in an object")
+			}
+			c := p.buf[p.pos]
+			p.pos++
+			if c == '}' {
+				break
+			}
+			if c != ',' {
+				p.pos--
+				return p.syntaxError("expected , or } in an object, got %q", c)
+			}
+			p.skipSpace()
+		}
+	}
+	p.depth--
+	if e := s.end(); e != nil {
+		return at(e, start)
+	}
+	return nil
+}
+
+// strPlain marks the bytes a string can hold without a closer look: not
+// the quote, the backslash, control characters, or non-ASCII.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// str reads a JSON string (p.pos at its opening quote) and returns its
+// bytes, which alias the input or p.scratch until the next call, and
+// whether they are valid UTF-8.
+func (p *jsonParser) str() ([]byte, bool, *buildError) {
+	b := p.buf
+	i := p.pos + 1
+	for i < len(b) && strPlain[b[i]] {
+		i++
+	}
+	if i < len(b) && b[i] == '"' {
+		s := b[p.pos+1 : i]
+		p.pos = i + 1
+		return s, true, nil
+	}
+	return p.strSlow(i)
+}
+
+func (p *jsonParser) strSlow(i int) ([]byte, bool, *buildError) {
+	b := p.buf
+	out := append(p.scratch[:0], b[p.pos+1:i]...)
+	ascii := true
+	for {
+		if i >= len(b) {
+			p.pos = i
+			return nil, false, p.syntaxError("unterminated string")
+		}
+		c := b[i]
+		switch {
+		case c == '"':
+			p.pos = i + 1
+			p.scratch = out
+			return out, ascii || utf8.Valid(out), nil
+		case c < 0x20:
+			p.pos = i
+			return nil, false, p.syntaxError("control character %#02x in a string", c)
+		case c >= 0x80:
+			ascii = false
+			out = append(out, c)
+			i++
+		case c != '\\':
+			out = append(out, c)
+			i++
+		default:
+			if i+1 >= len(b) {
+				p.pos = i
+				return nil, false, p.syntaxError("unterminated string")
+			}
+			i++
+			switch e := b[i]; e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := hex4(b, i+1)
+				if !ok {
+					p.pos = i - 1
+					return nil, false, p.syntaxError("invalid \\u escape")
+				}
+				i += 4
+				if utf16.IsSurrogate(r) {
+					r2, ok := rune(-1), false
+					if i+2 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+						r2, ok = hex4(b, i+3)
+					}
+					if ok {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							r = dec
+							i += 6
+						} else {
+							r = utf8.RuneError
+						}
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				out = utf8.AppendRune(out, r)
+			default:
+				p.pos = i - 1
+				return nil, false, p.syntaxError("invalid escape \\%c", e)
+			}
+			i++
+		}
+	}
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// number scans a JSON number and returns its text and whether it has a
+// fraction or an exponent.
+func (p *jsonParser) number() ([]byte, bool, *buildError) {
+	b := p.buf
+	start := p.pos
+	i := start
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		if i == start {
+			return nil, false, p.syntaxError("unexpected %q", b[i])
+		}
+		p.pos = i
+		return nil, false, p.syntaxError("invalid number")
+	}
+	isFloat := false
+	if i < len(b) && b[i] == '.' {
+		isFloat = true
+		i++
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			p.pos = i
+			return nil, false, p.syntaxError("invalid number: no digits after the decimal point")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		isFloat = true
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			p.pos = i
+			return nil, false, p.syntaxError("invalid number: no digits in the exponent")
+		}
+	}
+	p.pos = i
+	return b[start:i], isFloat, nil
+}
+
+// ToJSON returns v as one JSON value, the inverse of FromJSON: structs are
+// objects with their fields in order, dimensions are arrays, int64 and
+// uint64 are written exactly, floats in the shortest form that reads back
+// to the same value (always with a '.' or an exponent, so that they read
+// back as floats), and the non-finite floats as the strings "NaN",
+// "Infinity" and "-Infinity" (FromJSON reads those back when a spec says
+// the field is a float). A string that is not valid UTF-8 is written as
+// its standard base64 encoding, which reads back as that text, not as the
+// original bytes.
+func ToJSON(v Value) ([]byte, error) {
+	var w jsonWriter
+	if err := w.value(v); err != nil {
+		return nil, err
+	}
+	return w.buf, nil
+}
+
+// WriteJSON writes ToJSON(v) to out.
+func WriteJSON(out io.Writer, v Value) error {
+	b, err := ToJSON(v)
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(b)
+	return err
+}
+
+// ToJSONLines returns the rows of v (rank >= 1) as JSON lines, one row per
+// line, each ending with a newline: the inverse of FromJSONLines.
+func ToJSONLines(v Value) ([]byte, error) {
+	var b bytes.Buffer
+	if err := WriteJSONLines(&b, v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// WriteJSONLines writes the rows of v (rank >= 1) to out, one JSON value
+// per line.
+func WriteJSONLines(out io.Writer, v Value) error {
+	if v.Rank() == 0 {
+		return fmt.Errorf("%w: JSON lines need a value of rank >= 1, not a scalar", ErrShape)
+	}
+	var w jsonWriter
+	for i := 0; i < v.NumRows(); i++ {
+		if err := w.row(v, i); err != nil {
+			return err
+		}
+		w.buf = append(w.buf, '\n')
+		if len(w.buf) >= 1<<16 {
+			if _, err := out.Write(w.buf); err != nil {
+				return err
+			}
+			w.buf = w.buf[:0]
+		}
+	}
+	_, err := out.Write(w.buf)
+	return err
+}
+
+type jsonWriter struct {
+	buf []byte
+}
+
+func (w *jsonWriter) value(v Value) error {
+	if v == nil {
+		return fmt.Errorf("%w: nil value", ErrShape)
+	}
+	if v.Rank() == 0 {
+		switch x := v.(type) {
+		case *Tensor:
+			w.elem(x, 0)
+			return nil
+		case *StructTensor:
+			w.buf = append(w.buf, '{')
+			for i, f := range x.fields {
+				if i > 0 {
+					w.buf = append(w.buf, ',')
+				}
+				w.buf = append(w.buf, '"')
+				w.buf = append(w.buf, f.Name...)
+				w.buf = append(w.buf, '"', ':')
+				if err := w.value(f.Value); err != nil {
+					return err
+				}
+			}
+			w.buf = append(w.buf, '}')
+			return nil
+		}
+		return fmt.Errorf("%w: unknown value type %T", ErrShape, v)
+	}
+	w.buf = append(w.buf, '[')
+	for i := 0; i < v.NumRows(); i++ {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		if err := w.row(v, i); err != nil {
+			return err
+		}
+	}
+	w.buf = append(w.buf, ']')
+	return nil
+}
+
+// row writes row i of v (rank >= 1).
+func (w *jsonWriter) row(v Value, i int) error {
+	switch x := v.(type) {
+	case *Tensor:
+		w.block(x, i*x.innerSize(), x.shape[1:])
+	case *Ragged:
+		w.nested(x.partitions, i, x.values, nil)
+	case *StructTensor:
+		w.nested(x.partitions, i, nil, x)
+	default:
+		return fmt.Errorf("%w: unknown value type %T", ErrShape, v)
+	}
+	return nil
+}
+
+// block writes the dense block of t at flat offset off with the given
+// shape.
+func (w *jsonWriter) block(t *Tensor, off int, shape Shape) {
+	if len(shape) == 0 {
+		w.elem(t, off)
+		return
+	}
+	w.buf = append(w.buf, '[')
+	inner := Shape(shape[1:]).NumElements()
+	for i := 0; i < shape[0]; i++ {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.block(t, off+i*inner, shape[1:])
+	}
+	w.buf = append(w.buf, ']')
+}
+
+// nested writes row i of partitions applied to flat values t (a Tensor)
+// or to the elements of st.
+func (w *jsonWriter) nested(parts []*RowPartition, i int, t *Tensor, st *StructTensor) {
+	if len(parts) == 0 {
+		if t != nil {
+			w.block(t, i*t.innerSize(), t.shape[1:])
+		} else {
+			w.structElem(st, i)
+		}
+		return
+	}
+	p := parts[0]
+	w.buf = append(w.buf, '[')
+	for j, end := p.RowStart(i), p.RowLimit(i); j < end; j++ {
+		if j > p.RowStart(i) {
+			w.buf = append(w.buf, ',')
+		}
+		w.nested(parts[1:], j, t, st)
+	}
+	w.buf = append(w.buf, ']')
+}
+
+// structElem writes flat element j of st as an object.
+func (w *jsonWriter) structElem(st *StructTensor, j int) {
+	w.buf = append(w.buf, '{')
+	for k, f := range st.fields {
+		if k > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.buf = append(w.buf, '"')
+		w.buf = append(w.buf, f.Name...)
+		w.buf = append(w.buf, '"', ':')
+		w.row(f.Value, j)
+	}
+	w.buf = append(w.buf, '}')
+}
+
+func (w *jsonWriter) elem(t *Tensor, i int) {
+	switch v := t.data.(type) {
+	case []bool:
+		w.buf = strconv.AppendBool(w.buf, v[i])
+	case []int32:
+		w.buf = strconv.AppendInt(w.buf, int64(v[i]), 10)
+	case []int64:
+		w.buf = strconv.AppendInt(w.buf, v[i], 10)
+	case []uint32:
+		w.buf = strconv.AppendUint(w.buf, uint64(v[i]), 10)
+	case []uint64:
+		w.buf = strconv.AppendUint(w.buf, v[i], 10)
+	case []float32:
+		w.float(float64(v[i]), 32)
+	case []float64:
+		w.float(v[i], 64)
+	default:
+		w.string(t.StringAt(i))
+	}
+}
+
+func (w *jsonWriter) float(f float64, bits int) {
+	switch {
+	case math.IsNaN(f):
+		w.buf = append(w.buf, `"NaN"`...)
+		return
+	case math.IsInf(f, 1):
+		w.buf = append(w.buf, `"Infinity"`...)
+		return
+	case math.IsInf(f, -1):
+		w.buf = append(w.buf, `"-Infinity"`...)
+		return
+	}
+	start := len(w.buf)
+	w.buf = strconv.AppendFloat(w.buf, f, 'g', -1, bits)
+	if bytes.IndexAny(w.buf[start:], ".e") < 0 {
+		w.buf = append(w.buf, '.', '0')
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+func (w *jsonWriter) string(s []byte) {
+	if !utf8.Valid(s) {
+		w.buf = append(w.buf, '"')
+		w.buf = base64.StdEncoding.AppendEncode(w.buf, s)
+		w.buf = append(w.buf, '"')
+		return
+	}
+	w.buf = append(w.buf, '"')
+	last := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		w.buf = append(w.buf, s[last:i]...)
+		switch c {
+		case '"', '\\':
+			w.buf = append(w.buf, '\\', c)
+		case '\n':
+			w.buf = append(w.buf, '\\', 'n')
+		case '\r':
+			w.buf = append(w.buf, '\\', 'r')
+		case '\t':
+			w.buf = append(w.buf, '\\', 't')
+		default:
+			w.buf = append(w.buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		last = i + 1
+	}
+	w.buf = append(w.buf, s[last:]...)
+	w.buf = append(w.buf, '"')
+}
