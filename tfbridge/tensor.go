@@ -1,0 +1,208 @@
+package tfbridge
+
+// #include "bridge.h"
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/structtensor/structtensor-go/structtensor"
+)
+
+// Tensor owns one TF_Tensor: a session feed or fetch, or an attribute
+// value. Close releases it at once; otherwise a cleanup releases it when
+// the Tensor becomes unreachable. A Tensor is not safe for concurrent use
+// with its own Close.
+type Tensor struct {
+	c       *C.TF_Tensor
+	cleanup runtime.Cleanup
+}
+
+func deleteTensor(c *C.TF_Tensor) { C.TF_DeleteTensor(c) }
+
+// wrapTensor takes ownership of c.
+func wrapTensor(c *C.TF_Tensor) *Tensor {
+	t := &Tensor{c: c}
+	t.cleanup = runtime.AddCleanup(t, deleteTensor, c)
+	return t
+}
+
+// Close releases the TF_Tensor. TensorFlow keeps the buffer alive for as
+// long as a graph or another tensor still shares it. Close is idempotent.
+func (t *Tensor) Close() {
+	if t == nil || t.c == nil {
+		return
+	}
+	t.cleanup.Stop()
+	C.TF_DeleteTensor(t.c)
+	t.c = nil
+}
+
+// DType returns the TensorFlow element type.
+func (t *Tensor) DType() DType {
+	defer runtime.KeepAlive(t)
+	return DType(C.TF_TensorType(t.c))
+}
+
+// Shape returns the dimensions.
+func (t *Tensor) Shape() structtensor.Shape {
+	defer runtime.KeepAlive(t)
+	n := int(C.TF_NumDims(t.c))
+	s := make(structtensor.Shape, n)
+	for i := range s {
+		s[i] = int(C.TF_Dim(t.c, C.int(i)))
+	}
+	return s
+}
+
+// NumElements returns the number of elements.
+func (t *Tensor) NumElements() int {
+	defer runtime.KeepAlive(t)
+	return int(C.TF_TensorElementCount(t.c))
+}
+
+// cDims converts a fully known shape for TF_AllocateTensor/TF_NewTensor.
+func cDims(s structtensor.Shape) []C.int64_t {
+	d := make([]C.int64_t, len(s))
+	for i, v := range s {
+		d[i] = C.int64_t(v)
+	}
+	return d
+}
+
+func dimsPtr(d []C.int64_t) *C.int64_t {
+	if len(d) == 0 {
+		return nil
+	}
+	return &d[0]
+}
+
+// NewTensor copies a structtensor Tensor into a new TensorFlow tensor.
+//
+// Numeric and bool elements have the same layout on both sides, so the
+// conversion is one TF_AllocateTensor (aligned as Eigen requires) and one
+// memcpy. Handing TensorFlow the Go slice itself is not done: a buffer
+// TensorFlow holds must stay pinned until TensorFlow's last reference
+// drops, which may be after Run returns (Identity forwards its input
+// buffer into a fetched output), and TensorFlow copies unaligned buffers
+// anyway. Strings become one TF_TString per element, built by a single C
+// loop (strings of up to 22 bytes are stored inline, longer ones in their
+// own allocation).
+func NewTensor(v *structtensor.Tensor) (*Tensor, error) {
+	if v == nil {
+		return nil, fmt.Errorf("%w: nil tensor", ErrShape)
+	}
+	dt, err := DTypeOf(v.DType())
+	if err != nil {
+		return nil, err
+	}
+	dims := cDims(v.Shape())
+	n := v.Len()
+	if dt == String {
+		data, offsets := v.StringData()
+		c := C.tfb_new_string_tensor(dimsPtr(dims), C.int(len(dims)),
+			(*C.char)(unsafe.Pointer(unsafe.SliceData(data))),
+			(*C.int64_t)(unsafe.Pointer(unsafe.SliceData(offsets))), C.int64_t(n))
+		if c == nil {
+			return nil, fmt.Errorf("%w: cannot allocate a string tensor of shape %v", ErrResourceExhausted, v.Shape())
+		}
+		return wrapTensor(c), nil
+	}
+	nbytes := n * v.DType().Size()
+	c := C.TF_AllocateTensor(C.TF_DataType(dt), dimsPtr(dims), C.int(len(dims)), C.size_t(nbytes))
+	if c == nil {
+		return nil, fmt.Errorf("%w: cannot allocate a %v tensor of shape %v", ErrResourceExhausted, dt, v.Shape())
+	}
+	if nbytes > 0 {
+		dst := unsafe.Slice((*byte)(C.TF_TensorData(c)), nbytes)
+		copy(dst, goBytes(v.Data(), nbytes))
+	}
+	return wrapTensor(c), nil
+}
+
+// goBytes views the backing array of a numeric slice as bytes.
+func goBytes(data any, nbytes int) []byte {
+	var p unsafe.Pointer
+	switch x := data.(type) {
+	case []bool:
+		p = unsafe.Pointer(unsafe.SliceData(x))
+	case []int32:
+		p = unsafe.Pointer(unsafe.SliceData(x))
+	case []int64:
+		p = unsafe.Pointer(unsafe.SliceData(x))
+	case []uint32:
+		p = unsafe.Pointer(unsafe.SliceData(x))
+	case []uint64:
+		p = unsafe.Pointer(unsafe.SliceData(x))
+	case []float32:
+		p = unsafe.Pointer(unsafe.SliceData(x))
+	case []float64:
+		p = unsafe.Pointer(unsafe.SliceData(x))
+	}
+	if p == nil || nbytes == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(p), nbytes)
+}
+
+// Value copies the tensor into a structtensor Tensor (one memcpy for
+// numeric types; for strings one pass to size the elements and one to copy
+// their bytes into a single buffer). The copy is what makes the result
+// safe to keep: TensorFlow owns the source buffer and may reuse it.
+// Strings that are all valid UTF-8 are marked as such.
+func (t *Tensor) Value() (*structtensor.Tensor, error) {
+	if t == nil || t.c == nil {
+		return nil, fmt.Errorf("%w: tensor", ErrClosed)
+	}
+	defer runtime.KeepAlive(t)
+	sd, err := t.DType().StructDType()
+	if err != nil {
+		return nil, err
+	}
+	shape := t.Shape()
+	n := t.NumElements()
+	if sd == structtensor.String {
+		offsets := make([]int64, n+1)
+		total := int64(0)
+		if n > 0 {
+			total = int64(C.tfb_string_offsets(t.c, C.int64_t(n), (*C.int64_t)(unsafe.Pointer(&offsets[0]))))
+		}
+		data := make([]byte, total)
+		if total > 0 {
+			C.tfb_string_copy(t.c, C.int64_t(n), (*C.char)(unsafe.Pointer(&data[0])))
+		}
+		return structtensor.NewStringTensor(shape, data, offsets, utf8.Valid(data))
+	}
+	nbytes := n * sd.Size()
+	if got := int(C.TF_TensorByteSize(t.c)); got < nbytes {
+		return nil, fmt.Errorf("%w: %v tensor of shape %v has %d bytes, want %d", ErrShape, sd, shape, got, nbytes)
+	}
+	values := makeSlice(sd, n)
+	if nbytes > 0 {
+		copy(goBytes(values, nbytes), unsafe.Slice((*byte)(C.TF_TensorData(t.c)), nbytes))
+	}
+	return structtensor.NewTensor(shape, values)
+}
+
+func makeSlice(d structtensor.DType, n int) any {
+	switch d {
+	case structtensor.Bool:
+		return make([]bool, n)
+	case structtensor.Int32:
+		return make([]int32, n)
+	case structtensor.Int64:
+		return make([]int64, n)
+	case structtensor.Uint32:
+		return make([]uint32, n)
+	case structtensor.Uint64:
+		return make([]uint64, n)
+	case structtensor.Float32:
+		return make([]float32, n)
+	case structtensor.Float64:
+		return make([]float64, n)
+	}
+	return nil
+}
