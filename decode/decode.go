@@ -1,0 +1,192 @@
+package decode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/structtensor/structtensor-go/native"
+	"github.com/structtensor/structtensor-go/structtensor"
+)
+
+// DecodeOption configures one decode call.
+type DecodeOption func(*native.Options)
+
+// WithThreads sets the number of threads a decode may use: 1 decodes
+// serially on the calling thread, 0 (the default) uses every core. Small
+// batches are decoded serially whatever the setting; the output is the
+// same either way.
+func WithThreads(n int) DecodeOption {
+	return func(o *native.Options) { o.Threads = n }
+}
+
+func options(opts []DecodeOption) native.Options {
+	var o native.Options
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// Decode decodes a batch of serialized records into a rank-1 StructTensor
+// of shape [len(records)].
+func (p *Plan) Decode(records [][]byte, opts ...DecodeOption) (*structtensor.StructTensor, error) {
+	return p.DecodeContext(context.Background(), records, opts...)
+}
+
+// DecodeContext is Decode with a context: when ctx is done the engine
+// stops within a few records and the context's error is returned.
+func (p *Plan) DecodeContext(ctx context.Context, records [][]byte, opts ...DecodeOption) (*structtensor.StructTensor, error) {
+	res, err := p.native.Decode(ctx, records, options(opts))
+	if err != nil {
+		return nil, p.wrap(ctx, err)
+	}
+	defer res.Free()
+	return p.build(res)
+}
+
+// DecodeContiguous decodes the records data[offsets[i]:offsets[i+1]] for i
+// in [0, len(offsets)-1): the layout of an Arrow binary array or of a
+// buffer of TFRecord payloads, read in place without copying.
+func (p *Plan) DecodeContiguous(data []byte, offsets []int64, opts ...DecodeOption) (*structtensor.StructTensor, error) {
+	return p.DecodeContiguousContext(context.Background(), data, offsets, opts...)
+}
+
+// DecodeContiguousContext is DecodeContiguous with a context.
+func (p *Plan) DecodeContiguousContext(ctx context.Context, data []byte, offsets []int64, opts ...DecodeOption) (*structtensor.StructTensor, error) {
+	if len(offsets) == 0 {
+		return nil, fmt.Errorf("%w: offsets are empty (want one more than the number of records)", ErrInput)
+	}
+	res, err := p.native.DecodeContiguous(ctx, data, offsets, options(opts))
+	if err != nil {
+		return nil, p.wrap(ctx, err)
+	}
+	defer res.Free()
+	return p.build(res)
+}
+
+// wrap turns an engine error into this package's errors.
+func (p *Plan) wrap(ctx context.Context, err error) error {
+	var ne *native.Error
+	if !errors.As(err, &ne) {
+		return err
+	}
+	var sentinel error
+	switch ne.Code {
+	case native.CodeMalformed:
+		sentinel = ErrMalformed
+	case native.CodeWireType:
+		sentinel = ErrWireType
+	case native.CodeDepth:
+		sentinel = ErrDepth
+	case native.CodeUTF8:
+		sentinel = ErrUTF8
+	case native.CodeRequired:
+		sentinel = ErrRequired
+	case native.CodeCancelled:
+		if ctx.Err() != nil {
+			return fmt.Errorf("decode: cancelled at record %d: %w", ne.Record, ctx.Err())
+		}
+		return fmt.Errorf("decode: cancelled at record %d: %w", ne.Record, context.Canceled)
+	case native.CodeArgument:
+		return fmt.Errorf("%w: %s", ErrInput, ne.Message)
+	case native.CodePlan:
+		return fmt.Errorf("%w: %s", ErrPlan, ne.Message)
+	default:
+		return fmt.Errorf("decode: %s", ne.Message)
+	}
+	return &RecordError{Record: ne.Record, Offset: ne.Offset, Detail: ne.Message + " of " + p.message, Err: sentinel}
+}
+
+// build assembles the StructTensor from the engine's columns: one copy
+// of each column into Go memory, then the value model's constructors,
+// which share those buffers.
+func (p *Plan) build(res *native.Result) (*structtensor.StructTensor, error) {
+	return p.buildNode(res, 0, res.NumRecords())
+}
+
+func (p *Plan) buildNode(res *native.Result, node, nrows int) (*structtensor.StructTensor, error) {
+	n := p.nodes[node]
+	fields := make([]structtensor.Field, 0, len(n.fields))
+	for _, f := range n.fields {
+		var part *structtensor.RowPartition
+		count := nrows
+		if f.mode >= modeOptional {
+			splits, err := res.Splits(f.partition)
+			if err != nil {
+				return nil, err
+			}
+			if len(splits) != nrows+1 {
+				return nil, fmt.Errorf("decode: internal: field %q has %d splits for %d rows", f.name, len(splits), nrows)
+			}
+			if part, err = structtensor.NewRowSplits(splits); err != nil {
+				return nil, fmt.Errorf("decode: internal: field %q: %w", f.name, err)
+			}
+			count = part.NumValues()
+		}
+		var v structtensor.Value
+		if f.isMessage() {
+			child, err := p.buildNode(res, f.child, count)
+			if err != nil {
+				return nil, err
+			}
+			v = child
+			if part != nil {
+				v, err = structtensor.NewPartitionedStruct(nrows, []*structtensor.RowPartition{part}, child.Fields()...)
+				if err != nil {
+					return nil, fmt.Errorf("decode: internal: field %q: %w", f.name, err)
+				}
+			}
+		} else {
+			t, err := p.column(res, f, count)
+			if err != nil {
+				return nil, err
+			}
+			v = t
+			if part != nil {
+				v, err = structtensor.NewRagged(t, part)
+				if err != nil {
+					return nil, fmt.Errorf("decode: internal: field %q: %w", f.name, err)
+				}
+			}
+		}
+		fields = append(fields, structtensor.Field{Name: f.name, Value: v})
+	}
+	st, err := structtensor.NewStruct(nrows, fields...)
+	if err != nil {
+		return nil, fmt.Errorf("decode: internal: node %q: %w", n.path, err)
+	}
+	return st, nil
+}
+
+func (p *Plan) column(res *native.Result, f *planField, count int) (*structtensor.Tensor, error) {
+	dtype := p.columns[f.column]
+	if dtype == structtensor.String {
+		data, offsets, err := res.Strings(f.column)
+		if err != nil {
+			return nil, err
+		}
+		text := f.kind == 9 && ((f.utf8 && p.flags&flagAcceptInvalidUTF8 == 0) || utf8.Valid(data))
+		t, err := structtensor.NewStringTensor(structtensor.Shape{len(offsets) - 1}, data, offsets, text)
+		if err != nil {
+			return nil, fmt.Errorf("decode: internal: field %q: %w", f.name, err)
+		}
+		if t.Len() != count {
+			return nil, fmt.Errorf("decode: internal: field %q has %d values, want %d", f.name, t.Len(), count)
+		}
+		return t, nil
+	}
+	vals, err := res.Column(f.column, uint8(dtype))
+	if err != nil {
+		return nil, err
+	}
+	t, err := structtensor.NewTensor(nil, vals)
+	if err != nil {
+		return nil, fmt.Errorf("decode: internal: field %q: %w", f.name, err)
+	}
+	if t.Len() != count {
+		return nil, fmt.Errorf("decode: internal: field %q has %d values, want %d", f.name, t.Len(), count)
+	}
+	return t, nil
+}

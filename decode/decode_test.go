@@ -1,0 +1,53 @@
+package decode
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"pgregory.net/rapid"
+
+	"github.com/structtensor/structtensor-go/structtensor"
+)
+
+// TestDecodeMatchesReference decodes random messages of every testdata
+// schema and compares ToValue of the result with the reference decoder,
+// and the result's Spec with Plan.Spec.
+func TestDecodeMatchesReference(t *testing.T) {
+	d := testDescriptors(t)
+	for _, name := range testMessages {
+		t.Run(name, func(t *testing.T) {
+			md, err := d.Message(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := Compile(d, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rapid.Check(t, func(rt *rapid.T) {
+				n := rapid.IntRange(0, 6).Draw(rt, "records")
+				records := make([][]byte, n)
+				for i := range records {
+					m := genMessage(rt, md, 3)
+					b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+					if err != nil {
+						rt.Fatal(err)
+					}
+					records[i] = b
+				}
+				st, err := plan.Decode(records)
+				if err != nil {
+					rt.Fatalf("Decode: %v", err)
+				}
+				if !plan.Spec().IsCompatibleWith(st.Spec()) {
+					rt.Fatalf("spec\n got %v\nwant %v", st.Spec(), plan.Spec())
+				}
+				got := structtensor.ToValue(st)
+				want := refRecords(rt, md, records)
+				if ok, why := sameValue(want, got); !ok {
+					rt.Fatalf("mismatch: %s", why)
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,113 @@
+// Package native is the structtensor shredding engine: C++17 code that
+// decodes serialized protobuf records into columns in one pass per record,
+// with a small C ABI (include/structtensor_native.h) and this cgo wrapper.
+// Package decode is the Go API over it; the TensorFlow kernels in cops call
+// the same C ABI directly.
+//
+// # Design
+//
+// struct2tensor decodes a message tree one TensorFlow op per level, each op
+// re-parsing the submessages its parent op cut out. This engine walks each
+// record once. A plan, compiled in Go from descriptors, gives every
+// projected message node a table from field number to field slot; each
+// field slot names its output: a value column (scalar fields) or a child
+// node (message and group fields), and for list-valued fields (repeated,
+// map, singular with presence) a partition. While walking the wire format
+// the engine appends each value to its column at whatever nesting level it
+// is, and when a message element ends it appends one row split to each of
+// its list fields: columns and row splits come out together, in final
+// form, with submessages parsed in place.
+//
+// Protobuf's merge semantics fall out of the layout. Whether a singular
+// field was already seen in the current element is a comparison of its
+// column's length with the element's start, so "last scalar wins" is an
+// overwrite of the last value and "singular submessages merge" reopens the
+// child's last element (its row splits are popped and pushed again when it
+// ends). Setting a oneof member truncates the other members, recursively
+// for message members. Required and implicit scalars are filled with their
+// default at element end when absent (required ones fail instead, unless
+// the plan says to fill them).
+//
+// Every read is bounds-checked against the end of the enclosing message:
+// varints (at most 10 bytes, the 10th at most 1), fixed-width values,
+// lengths, packed runs (a fixed-width run must be a multiple of its width)
+// and group nesting (an end-group tag must match its start); nesting
+// deeper than the plan's limit fails. Errors carry the record index, the
+// byte offset inside the record and the field path, and no output is
+// returned with them.
+//
+// Large batches are split into chunks of whole records (at least 256 KiB
+// each, at most one per thread) decoded on std::threads into separate
+// column sets. The copy-out functions concatenate chunks and shift string
+// offsets and row splits, so the output is byte-identical to a serial run;
+// the error reported is the one of the first bad record in batch order.
+// The copy into caller-owned buffers (Go slices here, TensorFlow output
+// tensors in the kernel) is the only copy of the data: one memcpy per
+// column and chunk.
+//
+// # Building the engine without Go
+//
+// The engine is engine.cc alone, with no dependency beyond the C++17
+// standard library (no libprotobuf, no TensorFlow, no Go). For the
+// TensorFlow kernel or any C program:
+//
+//	g++ -std=c++17 -O2 -shared -fPIC -pthread native/*.cc -o libstructtensor_native.so
+//
+// and include native/include/structtensor_native.h. No C++ exception
+// crosses the C ABI (allocation failures become ST_ERR_INTERNAL).
+//
+// # The plan's byte form (version 1)
+//
+// Plan.MarshalBinary in package decode writes it; st_plan_new parses and
+// validates it. uvarint is protobuf's unsigned varint; string is a uvarint
+// length followed by that many bytes.
+//
+//	magic       "STPL" (4 bytes)
+//	version     uvarint = 1
+//	message     string: full name of the root message (for diagnostics)
+//	flags       uvarint: 1 = fill missing required fields with defaults,
+//	                     2 = accept invalid UTF-8 in validated strings
+//	max_depth   uvarint: nesting limit, 1..10000
+//	ncolumns    uvarint, then ncolumns x dtype uvarint
+//	            (1 bool, 2 int32, 3 int64, 4 uint32, 5 uint64,
+//	             6 float32, 7 float64, 8 string)
+//	npartitions uvarint
+//	nnodes      uvarint, then nnodes x node; node 0 is the root and every
+//	            other node is the child of exactly one field of an earlier
+//	            node (pre-order)
+//	node        path string (the projection path, "" for the root),
+//	            nfields uvarint, then nfields x field
+//	field       number   uvarint (1..2^29-1, unique in the node)
+//	            name     string (the output field name)
+//	            type     uvarint, google.protobuf.FieldDescriptorProto.Type
+//	                     (1 double .. 18 sint64; 10 group, 11 message)
+//	            mode     uvarint: 0 required (scalar, missing fails),
+//	                     1 implicit (scalar, missing = default),
+//	                     2 optional (list of 0 or 1), 3 repeated (list)
+//	            flags    uvarint: 1 = validate UTF-8 (string fields)
+//	            oneof    uvarint: 0, or k for the node's k-th oneof
+//	                     (members must have mode 2)
+//	            target   uvarint: the column (scalar types, whose dtype
+//	                     must match the type) or the child node (group,
+//	                     message)
+//	            partition uvarint: the partition for modes 2 and 3, else 0
+//	            default  for modes 0 and 1 of scalar types only: a string
+//	                     (string, bytes) or a uvarint holding the value's
+//	                     bits (two's complement for signed integers,
+//	                     IEEE-754 bits for floats, 0/1 for bool)
+//
+// Every column and partition must be used by exactly one field; the
+// parser rejects anything else with ST_ERR_PLAN, so a plan that parses
+// cannot make the engine index out of range.
+//
+// # Output of a decode
+//
+// For B records the root node has B elements; a node reached through a
+// field of mode 0 or 1 has as many elements as its parent, and through a
+// field of mode 2 or 3 as many as the last row split of that field's
+// partition. A scalar field's column holds one value per parent element
+// (modes 0, 1) or the values listed by its partition (modes 2, 3).
+// Partition splits have one entry per parent element plus one and start
+// at 0. Map fields are repeated entry messages with key and value fields
+// of mode 1, in wire order (duplicate keys are kept).
+package native

@@ -1,0 +1,1054 @@
+// The structtensor shredding engine: serialized protobuf records to
+// columns in one pass per record. See include/structtensor_native.h for the
+// C ABI and doc.go for the design and the plan's byte form.
+//
+// Everything here is plain C++17 with no dependency beyond the standard
+// library, so the same file builds under cgo and as a shared library for
+// the TensorFlow kernel:
+//
+//	g++ -std=c++17 -O2 -shared -fPIC -pthread native/*.cc -o libstructtensor_native.so
+
+#include <algorithm>
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "include/structtensor_native.h"
+
+namespace {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "the engine copies fixed-width wire values as little-endian");
+
+// ---------------------------------------------------------------------
+// Plan.
+
+// Field types, numbered as google.protobuf.FieldDescriptorProto.Type.
+enum : uint8_t {
+  T_DOUBLE = 1, T_FLOAT = 2, T_INT64 = 3, T_UINT64 = 4, T_INT32 = 5,
+  T_FIXED64 = 6, T_FIXED32 = 7, T_BOOL = 8, T_STRING = 9, T_GROUP = 10,
+  T_MESSAGE = 11, T_BYTES = 12, T_UINT32 = 13, T_ENUM = 14,
+  T_SFIXED32 = 15, T_SFIXED64 = 16, T_SINT32 = 17, T_SINT64 = 18,
+};
+
+// Field modes: how a field's values map to the output.
+enum : uint8_t {
+  M_REQUIRED = 0,  // one value per parent element; missing is an error
+  M_IMPLICIT = 1,  // one value per parent element; missing is the default
+  M_OPTIONAL = 2,  // a list of 0 or 1 values (presence)
+  M_REPEATED = 3,  // a list
+};
+
+enum : uint32_t {
+  PF_FILL_REQUIRED = 1,  // plan flag: fill missing required fields with defaults
+  PF_ACCEPT_BAD_UTF8 = 2,  // plan flag: skip UTF-8 validation
+};
+enum : uint32_t { FF_UTF8 = 1 };  // field flag: validate UTF-8
+
+enum : uint8_t { W_VARINT = 0, W_I64 = 1, W_LEN = 2, W_SGROUP = 3, W_EGROUP = 4, W_I32 = 5 };
+
+constexpr uint64_t kMaxFieldNumber = (1u << 29) - 1;
+constexpr uint32_t kDenseLimit = 4096;
+
+struct FieldPlan {
+  uint32_t number = 0;
+  std::string path;  // for errors: the projection path from the root
+  uint8_t type = 0;
+  uint8_t mode = 0;
+  uint8_t wire = 0;   // the wire type of one unpacked value
+  uint8_t dtype = 0;  // output dtype for scalar fields
+  uint8_t shift = 0;  // log2 of the element size (scalars)
+  bool message = false;
+  bool validate_utf8 = false;
+  uint32_t oneof = 0;  // 0: none; k: the node's oneof k-1
+  int32_t column = -1;
+  int32_t child = -1;
+  int32_t partition = -1;
+  uint64_t def_bits = 0;
+  std::string def_str;
+};
+
+struct NodePlan {
+  std::string path;
+  std::vector<FieldPlan> fields;
+  std::vector<int32_t> dense;  // field number -> field index, -1 if none
+  std::vector<std::pair<uint32_t, int32_t>> sparse;  // sorted, numbers >= kDenseLimit
+  std::vector<int32_t> singular;  // fields with mode REQUIRED or IMPLICIT
+  std::vector<int32_t> lists;     // fields with mode OPTIONAL or REPEATED
+  std::vector<std::vector<int32_t>> oneofs;
+  int32_t parent = -1;
+
+  int32_t lookup(uint64_t num) const {
+    if (num < dense.size()) return dense[num];
+    if (num < kDenseLimit) return -1;
+    auto it = std::lower_bound(sparse.begin(), sparse.end(), std::make_pair(uint32_t(num), int32_t(-1)));
+    if (it != sparse.end() && it->first == num) return it->second;
+    return -1;
+  }
+};
+
+}  // namespace
+
+struct st_plan {
+  std::string message;  // full name of the root message, for errors
+  uint32_t flags = 0;
+  uint32_t max_depth = 100;
+  std::vector<uint8_t> col_dtype;
+  int64_t nparts = 0;
+  std::vector<NodePlan> nodes;
+};
+
+namespace {
+
+void set_error(st_error* err, int32_t code, int64_t record, int64_t offset, const char* fmt, ...) {
+  if (!err) return;
+  err->code = code;
+  err->record = record;
+  err->offset = offset;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  va_end(ap);
+}
+
+void clear_error(st_error* err) {
+  if (!err) return;
+  err->code = ST_OK;
+  err->record = -1;
+  err->offset = -1;
+  err->message[0] = 0;
+}
+
+// PlanReader parses the plan's byte form with bounds checks throughout.
+struct PlanReader {
+  const uint8_t* p;
+  const uint8_t* end;
+  bool ok = true;
+
+  uint64_t uvarint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p >= end) break;
+      uint8_t b = *p++;
+      v |= uint64_t(b & 0x7f) << shift;
+      if (b < 0x80) return v;
+    }
+    ok = false;
+    return 0;
+  }
+  std::string str() {
+    uint64_t n = uvarint();
+    if (!ok || n > uint64_t(end - p)) {
+      ok = false;
+      return std::string();
+    }
+    std::string s(reinterpret_cast<const char*>(p), size_t(n));
+    p += n;
+    return s;
+  }
+};
+
+uint8_t dtype_of(uint8_t type) {
+  switch (type) {
+    case T_DOUBLE: return ST_FLOAT64;
+    case T_FLOAT: return ST_FLOAT32;
+    case T_INT64: case T_SFIXED64: case T_SINT64: return ST_INT64;
+    case T_UINT64: case T_FIXED64: return ST_UINT64;
+    case T_INT32: case T_SFIXED32: case T_SINT32: case T_ENUM: return ST_INT32;
+    case T_UINT32: case T_FIXED32: return ST_UINT32;
+    case T_BOOL: return ST_BOOL;
+    case T_STRING: case T_BYTES: return ST_STRING;
+  }
+  return 0;
+}
+
+uint8_t wire_of(uint8_t type) {
+  switch (type) {
+    case T_DOUBLE: case T_FIXED64: case T_SFIXED64: return W_I64;
+    case T_FLOAT: case T_FIXED32: case T_SFIXED32: return W_I32;
+    case T_STRING: case T_BYTES: case T_MESSAGE: return W_LEN;
+    case T_GROUP: return W_SGROUP;
+  }
+  return W_VARINT;
+}
+
+uint8_t shift_of(uint8_t dtype) {
+  switch (dtype) {
+    case ST_BOOL: return 0;
+    case ST_INT32: case ST_UINT32: case ST_FLOAT32: return 2;
+    default: return 3;
+  }
+}
+
+st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
+#define PLAN_FAIL(...)                                 \
+  do {                                                 \
+    set_error(err, ST_ERR_PLAN, -1, -1, __VA_ARGS__); \
+    return nullptr;                                    \
+  } while (0)
+  if (!data || len < 4 || memcmp(data, "STPL", 4) != 0) PLAN_FAIL("plan: bad magic (want \"STPL\")");
+  PlanReader r{data + 4, data + len};
+  uint64_t version = r.uvarint();
+  if (!r.ok || version != 1) PLAN_FAIL("plan: unsupported version %llu (want 1)", (unsigned long long)version);
+  std::unique_ptr<st_plan> plan(new st_plan);
+  plan->message = r.str();
+  plan->flags = uint32_t(r.uvarint());
+  uint64_t depth = r.uvarint();
+  if (!r.ok || depth == 0 || depth > 10000) PLAN_FAIL("plan: bad max depth (1..10000)");
+  plan->max_depth = uint32_t(depth);
+  uint64_t ncols = r.uvarint();
+  if (!r.ok || ncols > uint64_t(r.end - r.p)) PLAN_FAIL("plan: bad column count");
+  for (uint64_t i = 0; i < ncols; i++) {
+    uint64_t d = r.uvarint();
+    if (!r.ok || d < ST_BOOL || d > ST_STRING) PLAN_FAIL("plan: column %llu has bad dtype", (unsigned long long)i);
+    plan->col_dtype.push_back(uint8_t(d));
+  }
+  uint64_t nparts = r.uvarint();
+  if (!r.ok || nparts > (1u << 30)) PLAN_FAIL("plan: bad partition count");
+  plan->nparts = int64_t(nparts);
+  uint64_t nnodes = r.uvarint();
+  if (!r.ok || nnodes == 0 || nnodes > uint64_t(r.end - r.p) + 1) PLAN_FAIL("plan: bad node count");
+  plan->nodes.resize(size_t(nnodes));
+  std::vector<uint8_t> col_used(static_cast<size_t>(ncols)), part_used(static_cast<size_t>(nparts));
+  for (uint64_t ni = 0; ni < nnodes; ni++) {
+    NodePlan& node = plan->nodes[size_t(ni)];
+    node.path = r.str();
+    uint64_t nf = r.uvarint();
+    if (!r.ok || nf > uint64_t(r.end - r.p)) PLAN_FAIL("plan: node %llu: bad field count", (unsigned long long)ni);
+    uint32_t max_dense = 0;
+    for (uint64_t fi = 0; fi < nf; fi++) {
+      FieldPlan f;
+      uint64_t num = r.uvarint();
+      std::string name = r.str();
+      uint64_t type = r.uvarint();
+      uint64_t mode = r.uvarint();
+      uint64_t flags = r.uvarint();
+      uint64_t oneof = r.uvarint();
+      uint64_t target = r.uvarint();
+      uint64_t part = r.uvarint();
+      if (!r.ok) PLAN_FAIL("plan: node %llu: truncated field", (unsigned long long)ni);
+      f.path = node.path.empty() ? name : node.path + "." + name;
+      if (num == 0 || num > kMaxFieldNumber) PLAN_FAIL("plan: field %s: bad number", f.path.c_str());
+      if (type < T_DOUBLE || type > T_SINT64) PLAN_FAIL("plan: field %s: bad type", f.path.c_str());
+      if (mode > M_REPEATED) PLAN_FAIL("plan: field %s: bad mode", f.path.c_str());
+      if (oneof > nf) PLAN_FAIL("plan: field %s: bad oneof", f.path.c_str());
+      f.number = uint32_t(num);
+      f.type = uint8_t(type);
+      f.mode = uint8_t(mode);
+      f.wire = wire_of(f.type);
+      f.oneof = uint32_t(oneof);
+      f.message = type == T_MESSAGE || type == T_GROUP;
+      f.validate_utf8 = type == T_STRING && (flags & FF_UTF8) && !(plan->flags & PF_ACCEPT_BAD_UTF8);
+      if (f.message) {
+        // Children come after their parent (pre-order), which rules out cycles.
+        if (target <= ni || target >= nnodes) PLAN_FAIL("plan: field %s: bad child node", f.path.c_str());
+        NodePlan& child = plan->nodes[size_t(target)];
+        if (child.parent >= 0) PLAN_FAIL("plan: field %s: child node used twice", f.path.c_str());
+        child.parent = int32_t(ni);
+        f.child = int32_t(target);
+      } else {
+        if (target >= ncols || col_used[size_t(target)]) PLAN_FAIL("plan: field %s: bad or reused column", f.path.c_str());
+        col_used[size_t(target)] = 1;
+        f.column = int32_t(target);
+        f.dtype = dtype_of(f.type);
+        if (plan->col_dtype[size_t(target)] != f.dtype) PLAN_FAIL("plan: field %s: column dtype does not match type", f.path.c_str());
+        f.shift = shift_of(f.dtype);
+      }
+      if (mode >= M_OPTIONAL) {
+        if (part >= nparts || part_used[size_t(part)]) PLAN_FAIL("plan: field %s: bad or reused partition", f.path.c_str());
+        part_used[size_t(part)] = 1;
+        f.partition = int32_t(part);
+      } else if (!f.message) {
+        if (f.dtype == ST_STRING) {
+          f.def_str = r.str();
+        } else {
+          f.def_bits = r.uvarint();
+        }
+        if (!r.ok) PLAN_FAIL("plan: field %s: truncated default", f.path.c_str());
+      }
+      if (num < kDenseLimit) max_dense = std::max(max_dense, uint32_t(num));
+      node.fields.push_back(std::move(f));
+    }
+    node.dense.assign(max_dense + 1, -1);
+    for (size_t i = 0; i < node.fields.size(); i++) {
+      const FieldPlan& f = node.fields[i];
+      if (f.number < kDenseLimit) {
+        if (node.dense[f.number] >= 0) PLAN_FAIL("plan: field %s: duplicate number", f.path.c_str());
+        node.dense[f.number] = int32_t(i);
+      } else {
+        node.sparse.emplace_back(f.number, int32_t(i));
+      }
+      if (f.mode <= M_IMPLICIT) {
+        node.singular.push_back(int32_t(i));
+      } else {
+        node.lists.push_back(int32_t(i));
+      }
+      if (f.oneof) {
+        if (f.mode != M_OPTIONAL) PLAN_FAIL("plan: field %s: oneof member without presence", f.path.c_str());
+        if (node.oneofs.size() < f.oneof) node.oneofs.resize(f.oneof);
+        node.oneofs[f.oneof - 1].push_back(int32_t(i));
+      }
+    }
+    std::sort(node.sparse.begin(), node.sparse.end());
+    for (size_t i = 1; i < node.sparse.size(); i++) {
+      if (node.sparse[i].first == node.sparse[i - 1].first) PLAN_FAIL("plan: node %s: duplicate field number", node.path.c_str());
+    }
+  }
+  if (r.p != r.end) PLAN_FAIL("plan: %lld trailing bytes", (long long)(r.end - r.p));
+  for (size_t i = 1; i < plan->nodes.size(); i++) {
+    if (plan->nodes[i].parent < 0) PLAN_FAIL("plan: node %zu is not used by any field", i);
+  }
+  for (size_t i = 0; i < col_used.size(); i++) {
+    if (!col_used[i]) PLAN_FAIL("plan: column %zu is not used by any field", i);
+  }
+  for (size_t i = 0; i < part_used.size(); i++) {
+    if (!part_used[i]) PLAN_FAIL("plan: partition %zu is not used by any field", i);
+  }
+  return plan.release();
+#undef PLAN_FAIL
+}
+
+// ---------------------------------------------------------------------
+// Output buffers.
+
+// Buf is a growable byte buffer (malloc-based, so a column can grow
+// without zero-filling the way std::vector::resize would).
+struct Buf {
+  uint8_t* p = nullptr;
+  size_t len = 0;
+  size_t cap = 0;
+
+  Buf() = default;
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+  Buf(Buf&& o) noexcept : p(o.p), len(o.len), cap(o.cap) { o.p = nullptr; o.len = o.cap = 0; }
+  ~Buf() { free(p); }
+
+  void grow(size_t need) {
+    size_t nc = cap ? cap : 64;
+    while (nc < need) nc *= 2;
+    void* q = realloc(p, nc);
+    if (!q) throw std::bad_alloc();
+    p = static_cast<uint8_t*>(q);
+    cap = nc;
+  }
+  void reserve_more(size_t n) {
+    if (len + n > cap) grow(len + n);
+  }
+  template <class T>
+  void push(T v) {
+    if (len + sizeof(T) > cap) grow(len + sizeof(T));
+    memcpy(p + len, &v, sizeof(T));
+    len += sizeof(T);
+  }
+  void append(const void* s, size_t n) {
+    if (len + n > cap) grow(len + n);
+    if (n) memcpy(p + len, s, n);
+    len += n;
+  }
+  int64_t i64(size_t i) const {
+    int64_t v;
+    memcpy(&v, p + i * 8, 8);
+    return v;
+  }
+  int64_t last_i64() const { return i64(len / 8 - 1); }
+};
+
+struct Column {
+  Buf vals;  // values, or string bytes
+  Buf offs;  // strings only: int64 offsets, starting with 0
+  uint8_t dtype = 0;
+  uint8_t shift = 0;
+
+  int64_t count() const {
+    return dtype == ST_STRING ? int64_t(offs.len / 8) - 1 : int64_t(vals.len >> shift);
+  }
+  void truncate(int64_t n) {
+    if (dtype == ST_STRING) {
+      offs.len = size_t(n + 1) * 8;
+      vals.len = size_t(offs.i64(size_t(n)));
+    } else {
+      vals.len = size_t(n) << shift;
+    }
+  }
+  // drop_last removes the last value (to overwrite a singular field).
+  void drop_last() { truncate(count() - 1); }
+  void push_string(const uint8_t* s, size_t n) {
+    vals.append(s, n);
+    offs.push<int64_t>(int64_t(vals.len));
+  }
+};
+
+// ---------------------------------------------------------------------
+// Wire decoding.
+
+// read_varint decodes a varint from [p, end). It returns the position after
+// it, or nullptr when it is truncated or longer than 10 bytes (or its 10th
+// byte overflows 64 bits, as protobuf-go rejects).
+inline const uint8_t* read_varint(const uint8_t* p, const uint8_t* end, uint64_t* out) {
+  if (p < end && *p < 0x80) {
+    *out = *p;
+    return p + 1;
+  }
+  uint64_t v = 0;
+  if (end - p >= 10) {
+    for (int i = 0; i < 10; i++) {
+      uint64_t b = p[i];
+      v |= (b & 0x7f) << (7 * i);
+      if (b < 0x80) {
+        if (i == 9 && b > 1) return nullptr;
+        *out = v;
+        return p + i + 1;
+      }
+    }
+    return nullptr;
+  }
+  for (int i = 0; p + i < end; i++) {
+    uint64_t b = p[i];
+    v |= (b & 0x7f) << (7 * i);
+    if (b < 0x80) {
+      if (i == 9 && b > 1) return nullptr;
+      *out = v;
+      return p + i + 1;
+    }
+    if (i == 9) return nullptr;
+  }
+  return nullptr;
+}
+
+// valid_utf8 matches Go's utf8.Valid: no overlong forms, no surrogates,
+// nothing past U+10FFFF.
+bool valid_utf8(const uint8_t* s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    if (i + 8 <= n) {
+      uint64_t w;
+      memcpy(&w, s + i, 8);
+      if ((w & 0x8080808080808080ull) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    uint8_t c = s[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t need;
+    uint8_t lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) {
+      need = 1;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      need = 2;
+      if (c == 0xe0) lo = 0xa0;
+      if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      need = 3;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;
+    } else {
+      return false;
+    }
+    if (n - i - 1 < need) return false;
+    if (s[i + 1] < lo || s[i + 1] > hi) return false;
+    for (size_t k = 2; k <= need; k++) {
+      if (s[i + k] < 0x80 || s[i + k] > 0xbf) return false;
+    }
+    i += need + 1;
+  }
+  return true;
+}
+
+inline int32_t zigzag32(uint64_t v) {
+  uint32_t u = uint32_t(v);
+  return int32_t((u >> 1) ^ (~(u & 1) + 1));
+}
+inline int64_t zigzag64(uint64_t v) { return int64_t((v >> 1) ^ (~(v & 1) + 1)); }
+
+// ---------------------------------------------------------------------
+// Decoding state for one chunk of records.
+
+struct Decoder {
+  const st_plan* plan;
+  std::vector<Column> cols;
+  std::vector<Buf> parts;
+  std::vector<int64_t> counts;
+  const volatile int32_t* cancel = nullptr;
+
+  // The first error.
+  int32_t code = ST_OK;
+  int64_t err_record = -1;
+  int64_t err_offset = -1;
+  std::string err_msg;
+  const uint8_t* rec_start = nullptr;
+
+  explicit Decoder(const st_plan* pl) : plan(pl), cols(pl->col_dtype.size()), parts(size_t(pl->nparts)), counts(pl->nodes.size()) {
+    for (size_t i = 0; i < cols.size(); i++) {
+      cols[i].dtype = pl->col_dtype[i];
+      cols[i].shift = shift_of(cols[i].dtype);
+      if (cols[i].dtype == ST_STRING) cols[i].offs.push<int64_t>(0);
+    }
+    for (auto& p : parts) p.push<int64_t>(0);
+  }
+
+  std::nullptr_t fail(int32_t c, const uint8_t* at, const char* what, const std::string& path) {
+    code = c;
+    err_offset = at - rec_start;
+    err_msg = what;
+    err_msg += path.empty() ? std::string(" at the top level") : " at field \"" + path + "\"";
+    return nullptr;
+  }
+
+  // key_of returns the number of values a singular field's column or child
+  // had before the current element: a value past it is this element's.
+  int64_t singular_key(const FieldPlan& f, int32_t node) const {
+    return f.mode <= M_IMPLICIT ? counts[size_t(node)] : parts[size_t(f.partition)].last_i64();
+  }
+
+  void truncate_node(int32_t node, int64_t n) {
+    const NodePlan& np = plan->nodes[size_t(node)];
+    for (const FieldPlan& f : np.fields) {
+      int64_t m = n;
+      if (f.mode >= M_OPTIONAL) {
+        Buf& sp = parts[size_t(f.partition)];
+        sp.len = size_t(n + 1) * 8;
+        m = sp.i64(size_t(n));
+      }
+      if (f.message) {
+        truncate_node(f.child, m);
+      } else {
+        cols[size_t(f.column)].truncate(m);
+      }
+    }
+    counts[size_t(node)] = n;
+  }
+
+  // clear_oneof removes the other members of f's oneof from the current
+  // element: setting one member of a oneof clears the others.
+  void clear_oneof(const NodePlan& np, const FieldPlan& f) {
+    for (int32_t gi : np.oneofs[f.oneof - 1]) {
+      const FieldPlan& g = np.fields[size_t(gi)];
+      if (g.number == f.number) continue;
+      int64_t start = parts[size_t(g.partition)].last_i64();
+      if (g.message) {
+        if (counts[size_t(g.child)] > start) truncate_node(g.child, start);
+      } else {
+        Column& c = cols[size_t(g.column)];
+        if (c.count() > start) c.truncate(start);
+      }
+    }
+  }
+
+  // reopen makes the last (ended) element of node current again, so that a
+  // second occurrence of a singular message field merges into it.
+  void reopen(int32_t node) {
+    const NodePlan& np = plan->nodes[size_t(node)];
+    for (int32_t fi : np.lists) parts[size_t(np.fields[size_t(fi)].partition)].len -= 8;
+    counts[size_t(node)]--;
+  }
+
+  bool end_element(int32_t node, const uint8_t* at) {
+    const NodePlan& np = plan->nodes[size_t(node)];
+    int64_t idx = counts[size_t(node)];
+    for (int32_t fi : np.singular) {
+      const FieldPlan& f = np.fields[size_t(fi)];
+      if (f.message) {
+        if (counts[size_t(f.child)] > idx) continue;
+        if (f.mode == M_REQUIRED && !(plan->flags & PF_FILL_REQUIRED)) {
+          fail(ST_ERR_REQUIRED, at, "required field missing", f.path);
+          return false;
+        }
+        if (!end_element(f.child, at)) return false;
+        continue;
+      }
+      Column& c = cols[size_t(f.column)];
+      if (c.count() > idx) continue;
+      if (f.mode == M_REQUIRED && !(plan->flags & PF_FILL_REQUIRED)) {
+        fail(ST_ERR_REQUIRED, at, "required field missing", f.path);
+        return false;
+      }
+      switch (f.dtype) {
+        case ST_STRING: c.push_string(reinterpret_cast<const uint8_t*>(f.def_str.data()), f.def_str.size()); break;
+        case ST_BOOL: c.vals.push<uint8_t>(f.def_bits != 0); break;
+        case ST_INT32: case ST_UINT32: case ST_FLOAT32: c.vals.push<uint32_t>(uint32_t(f.def_bits)); break;
+        default: c.vals.push<uint64_t>(f.def_bits); break;
+      }
+    }
+    for (int32_t fi : np.lists) {
+      const FieldPlan& f = np.fields[size_t(fi)];
+      int64_t n = f.message ? counts[size_t(f.child)] : cols[size_t(f.column)].count();
+      parts[size_t(f.partition)].push<int64_t>(n);
+    }
+    counts[size_t(node)] = idx + 1;
+    return true;
+  }
+
+  // put stores one decoded scalar of field f (of a node) honouring its mode.
+  template <class T>
+  inline void put(const FieldPlan& f, int32_t node, T v) {
+    Column& c = cols[size_t(f.column)];
+    if (f.mode != M_REPEATED && c.count() > singular_key(f, node)) c.drop_last();
+    c.vals.push<T>(v);
+  }
+
+  const uint8_t* skip_field(const uint8_t* p, const uint8_t* end, uint32_t wt, uint64_t num, int depth,
+                            const uint8_t* field_start, const NodePlan& np) {
+    uint64_t v;
+    switch (wt) {
+      case W_VARINT:
+        p = read_varint(p, end, &v);
+        if (!p) return fail(ST_ERR_MALFORMED, field_start, "truncated varint in unknown field", np.path + "#" + std::to_string(num));
+        return p;
+      case W_I64:
+        if (end - p < 8) return fail(ST_ERR_MALFORMED, field_start, "truncated fixed64 in unknown field", np.path + "#" + std::to_string(num));
+        return p + 8;
+      case W_I32:
+        if (end - p < 4) return fail(ST_ERR_MALFORMED, field_start, "truncated fixed32 in unknown field", np.path + "#" + std::to_string(num));
+        return p + 4;
+      case W_LEN:
+        p = read_varint(p, end, &v);
+        if (!p || v > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, field_start, "length past the end in unknown field", np.path + "#" + std::to_string(num));
+        return p + v;
+      case W_SGROUP: {
+        if (uint32_t(depth + 1) > plan->max_depth) return fail(ST_ERR_DEPTH, field_start, "nesting deeper than the limit", np.path + "#" + std::to_string(num));
+        while (true) {
+          const uint8_t* fs = p;
+          uint64_t tag;
+          if (p >= end) return fail(ST_ERR_MALFORMED, field_start, "unterminated group in unknown field", np.path + "#" + std::to_string(num));
+          p = read_varint(p, end, &tag);
+          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated tag in unknown group", np.path + "#" + std::to_string(num));
+          uint64_t n2 = tag >> 3;
+          uint32_t w2 = uint32_t(tag & 7);
+          if (n2 == 0 || n2 > kMaxFieldNumber) return fail(ST_ERR_MALFORMED, fs, "invalid field number in unknown group", np.path + "#" + std::to_string(num));
+          if (w2 == W_EGROUP) {
+            if (n2 != num) return fail(ST_ERR_MALFORMED, fs, "mismatched end-group in unknown group", np.path + "#" + std::to_string(num));
+            return p;
+          }
+          p = skip_field(p, end, w2, n2, depth + 1, fs, np);
+          if (!p) return nullptr;
+        }
+      }
+    }
+    return fail(ST_ERR_MALFORMED, field_start, "invalid wire type", np.path + "#" + std::to_string(num));
+  }
+
+  template <class T, class Conv>
+  const uint8_t* packed_varints(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs, Conv conv) {
+    Column& c = cols[size_t(f.column)];
+    size_t n = 0;
+    for (const uint8_t* s = p; s < q; s++) n += *s < 0x80;
+    c.vals.reserve_more(n * sizeof(T));
+    T* out = reinterpret_cast<T*>(c.vals.p + c.vals.len);
+    size_t k = 0;
+    while (p < q) {
+      uint64_t v;
+      if (*p < 0x80) {
+        v = *p++;
+      } else {
+        p = read_varint(p, q, &v);
+        if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.path);
+      }
+      if (k == n) return fail(ST_ERR_MALFORMED, fs, "bad packed field", f.path);
+      T t = conv(v);
+      memcpy(out + k, &t, sizeof(T));
+      k++;
+    }
+    c.vals.len += k * sizeof(T);
+    return q;
+  }
+
+  template <class T>
+  const uint8_t* packed_fixed(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
+    size_t n = size_t(q - p);
+    if (n % sizeof(T)) return fail(ST_ERR_MALFORMED, fs, "packed fixed-width field length is not a multiple of the width", f.path);
+    cols[size_t(f.column)].vals.append(p, n);
+    return q;
+  }
+
+  const uint8_t* packed(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
+    switch (f.type) {
+      case T_INT64: case T_UINT64: return packed_varints<uint64_t>(f, p, q, fs, [](uint64_t v) { return v; });
+      case T_INT32: case T_UINT32: case T_ENUM: return packed_varints<uint32_t>(f, p, q, fs, [](uint64_t v) { return uint32_t(v); });
+      case T_SINT32: return packed_varints<int32_t>(f, p, q, fs, zigzag32);
+      case T_SINT64: return packed_varints<int64_t>(f, p, q, fs, zigzag64);
+      case T_BOOL: return packed_varints<uint8_t>(f, p, q, fs, [](uint64_t v) { return uint8_t(v != 0); });
+      case T_DOUBLE: case T_FIXED64: case T_SFIXED64: return packed_fixed<uint64_t>(f, p, q, fs);
+      case T_FLOAT: case T_FIXED32: case T_SFIXED32: return packed_fixed<uint32_t>(f, p, q, fs);
+    }
+    return fail(ST_ERR_WIRE_TYPE, fs, "packed encoding for a non-scalar field", f.path);
+  }
+
+  // parse_message decodes the fields of one element of node from [p, end).
+  // group is the field number of the group being parsed, or 0 for a
+  // length-delimited message. It returns the position after the message
+  // (after the end-group tag for a group), or nullptr on error.
+  const uint8_t* parse_message(int32_t node, const uint8_t* p, const uint8_t* end, int depth, uint64_t group) {
+    const NodePlan& np = plan->nodes[size_t(node)];
+    while (p < end) {
+      const uint8_t* fs = p;
+      uint64_t tag;
+      p = read_varint(p, end, &tag);
+      if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated tag", np.path);
+      uint64_t num = tag >> 3;
+      uint32_t wt = uint32_t(tag & 7);
+      if (num == 0 || num > kMaxFieldNumber) return fail(ST_ERR_MALFORMED, fs, "invalid field number", np.path);
+      if (wt == W_EGROUP) {
+        if (group == num) return p;
+        return fail(ST_ERR_MALFORMED, fs, "unexpected end-group tag", np.path);
+      }
+      int32_t fi = np.lookup(num);
+      if (fi < 0) {
+        p = skip_field(p, end, wt, num, depth, fs, np);
+        if (!p) return nullptr;
+        continue;
+      }
+      const FieldPlan& f = np.fields[size_t(fi)];
+      if (f.oneof) clear_oneof(np, f);
+      if (wt != f.wire) {
+        if (wt == W_LEN && f.mode == M_REPEATED && !f.message && f.dtype != ST_STRING) {
+          uint64_t len;
+          p = read_varint(p, end, &len);
+          if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.path);
+          p = packed(f, p, p + len, fs);
+          if (!p) return nullptr;
+          continue;
+        }
+        return fail(ST_ERR_WIRE_TYPE, fs, "wrong wire type", f.path);
+      }
+      uint64_t v;
+      switch (f.type) {
+        case T_INT64: case T_UINT64:
+          p = read_varint(p, end, &v);
+          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.path);
+          put<uint64_t>(f, node, v);
+          break;
+        case T_INT32: case T_UINT32: case T_ENUM:
+          p = read_varint(p, end, &v);
+          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.path);
+          put<uint32_t>(f, node, uint32_t(v));
+          break;
+        case T_SINT32:
+          p = read_varint(p, end, &v);
+          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.path);
+          put<int32_t>(f, node, zigzag32(v));
+          break;
+        case T_SINT64:
+          p = read_varint(p, end, &v);
+          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.path);
+          put<int64_t>(f, node, zigzag64(v));
+          break;
+        case T_BOOL:
+          p = read_varint(p, end, &v);
+          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.path);
+          put<uint8_t>(f, node, v != 0);
+          break;
+        case T_DOUBLE: case T_FIXED64: case T_SFIXED64: {
+          if (end - p < 8) return fail(ST_ERR_MALFORMED, fs, "truncated fixed64", f.path);
+          uint64_t x;
+          memcpy(&x, p, 8);
+          p += 8;
+          put<uint64_t>(f, node, x);
+          break;
+        }
+        case T_FLOAT: case T_FIXED32: case T_SFIXED32: {
+          if (end - p < 4) return fail(ST_ERR_MALFORMED, fs, "truncated fixed32", f.path);
+          uint32_t x;
+          memcpy(&x, p, 4);
+          p += 4;
+          put<uint32_t>(f, node, x);
+          break;
+        }
+        case T_STRING: case T_BYTES: {
+          uint64_t len;
+          p = read_varint(p, end, &len);
+          if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.path);
+          if (f.validate_utf8 && !valid_utf8(p, size_t(len))) return fail(ST_ERR_UTF8, fs, "invalid UTF-8 in string", f.path);
+          Column& c = cols[size_t(f.column)];
+          if (f.mode != M_REPEATED && c.count() > singular_key(f, node)) c.drop_last();
+          c.push_string(p, size_t(len));
+          p += len;
+          break;
+        }
+        case T_MESSAGE: case T_GROUP: {
+          if (uint32_t(depth + 1) > plan->max_depth) return fail(ST_ERR_DEPTH, fs, "nesting deeper than the limit", f.path);
+          if (f.mode != M_REPEATED && counts[size_t(f.child)] > singular_key(f, node)) reopen(f.child);
+          if (f.type == T_GROUP) {
+            p = parse_message(f.child, p, end, depth + 1, num);
+            if (!p) return nullptr;
+            if (!end_element(f.child, fs)) return nullptr;
+          } else {
+            uint64_t len;
+            p = read_varint(p, end, &len);
+            if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.path);
+            const uint8_t* q = p + len;
+            if (!parse_message(f.child, p, q, depth + 1, 0)) return nullptr;
+            if (!end_element(f.child, fs)) return nullptr;
+            p = q;
+          }
+          break;
+        }
+      }
+    }
+    if (group) return fail(ST_ERR_MALFORMED, end, "group not terminated", np.path);
+    return p;
+  }
+
+  // run decodes records [lo, hi); get(i, &ptr, &len) returns record i.
+  template <class Get>
+  void run(int64_t lo, int64_t hi, const Get& get) {
+    for (int64_t i = lo; i < hi; i++) {
+      if (cancel && ((i - lo) & 63) == 0 && *cancel) {
+        code = ST_ERR_CANCELLED;
+        err_record = i;
+        err_msg = "decoding cancelled";
+        return;
+      }
+      const uint8_t* rec;
+      size_t len;
+      get(i, &rec, &len);
+      static const uint8_t empty[1] = {0};
+      if (!rec) rec = empty;  // a zero-length record may come with a null pointer
+      rec_start = rec;
+      if (!parse_message(0, rec, rec + len, 0, 0) || !end_element(0, rec + len)) {
+        err_record = i;
+        return;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+struct st_result {
+  const st_plan* plan;
+  int64_t nrecords = 0;
+  std::vector<std::unique_ptr<Decoder>> chunks;
+};
+
+namespace {
+
+template <class Get>
+st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_prefix, const st_options* opts,
+                        st_error* err, const Get& get) {
+  clear_error(err);
+  try {
+    std::unique_ptr<st_result> res(new st_result);
+    res->plan = plan;
+    res->nrecords = n;
+    int threads = opts ? opts->threads : 1;
+    if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    const volatile int32_t* cancel = opts ? opts->cancel : nullptr;
+    // Split by bytes: no chunk under 256 KiB, at most one chunk per thread.
+    int64_t total = sizes_prefix[n];
+    int64_t nchunks = std::min<int64_t>(threads, std::max<int64_t>(1, total / (256 << 10)));
+    nchunks = std::max<int64_t>(1, std::min<int64_t>(nchunks, n));
+    std::vector<int64_t> bounds(size_t(nchunks + 1));
+    bounds[0] = 0;
+    for (int64_t k = 1; k < nchunks; k++) {
+      int64_t target = total / nchunks * k;
+      bounds[size_t(k)] = std::max(bounds[size_t(k - 1)], int64_t(std::lower_bound(sizes_prefix, sizes_prefix + n + 1, target) - sizes_prefix));
+    }
+    bounds[size_t(nchunks)] = n;
+    for (int64_t k = 0; k < nchunks; k++) {
+      res->chunks.emplace_back(new Decoder(plan));
+      res->chunks.back()->cancel = cancel;
+    }
+    if (nchunks == 1) {
+      res->chunks[0]->run(0, n, get);
+    } else {
+      std::vector<std::thread> ts;
+      std::vector<int> failed(static_cast<size_t>(nchunks));
+      for (int64_t k = 0; k < nchunks; k++) {
+        ts.emplace_back([&, k] {
+          try {
+            res->chunks[size_t(k)]->run(bounds[size_t(k)], bounds[size_t(k + 1)], get);
+          } catch (...) {
+            failed[size_t(k)] = 1;
+          }
+        });
+      }
+      for (auto& t : ts) t.join();
+      for (int f : failed) {
+        if (f) throw std::bad_alloc();
+      }
+    }
+    for (auto& c : res->chunks) {
+      if (c->code != ST_OK) {
+        set_error(err, c->code, c->err_record, c->err_offset, "%s", c->err_msg.c_str());
+        return nullptr;
+      }
+    }
+    return res.release();
+  } catch (const std::bad_alloc&) {
+    set_error(err, ST_ERR_INTERNAL, -1, -1, "out of memory");
+  } catch (...) {
+    set_error(err, ST_ERR_INTERNAL, -1, -1, "internal error");
+  }
+  return nullptr;
+}
+
+bool col_ok(const st_result* r, int64_t c) { return r && c >= 0 && c < int64_t(r->plan->col_dtype.size()); }
+bool part_ok(const st_result* r, int64_t p) { return r && p >= 0 && p < r->plan->nparts; }
+
+}  // namespace
+
+extern "C" {
+
+st_plan* st_plan_new(const uint8_t* data, size_t len, st_error* err) {
+  clear_error(err);
+  try {
+    return parse_plan(data, len, err);
+  } catch (...) {
+    set_error(err, ST_ERR_INTERNAL, -1, -1, "out of memory parsing the plan");
+    return nullptr;
+  }
+}
+
+void st_plan_free(st_plan* plan) { delete plan; }
+
+int64_t st_plan_num_columns(const st_plan* plan) { return plan ? int64_t(plan->col_dtype.size()) : -1; }
+int64_t st_plan_num_partitions(const st_plan* plan) { return plan ? plan->nparts : -1; }
+int32_t st_plan_column_dtype(const st_plan* plan, int64_t c) {
+  if (!plan || c < 0 || c >= int64_t(plan->col_dtype.size())) return 0;
+  return plan->col_dtype[size_t(c)];
+}
+
+st_result* st_decode(const st_plan* plan, const uint8_t* const* ptrs, const size_t* lens, int64_t n,
+                     const st_options* opts, st_error* err) {
+  clear_error(err);
+  if (!plan || n < 0 || (n > 0 && (!ptrs || !lens))) {
+    set_error(err, ST_ERR_ARGUMENT, -1, -1, "st_decode: bad arguments");
+    return nullptr;
+  }
+  std::vector<int64_t> prefix;
+  try {
+    prefix.resize(size_t(n + 1));
+  } catch (...) {
+    set_error(err, ST_ERR_INTERNAL, -1, -1, "out of memory");
+    return nullptr;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    if (!ptrs[i] && lens[i]) {
+      set_error(err, ST_ERR_ARGUMENT, i, -1, "st_decode: record %lld is NULL with length %zu", (long long)i, lens[i]);
+      return nullptr;
+    }
+    prefix[size_t(i + 1)] = prefix[size_t(i)] + int64_t(lens[i]);
+  }
+  return decode_batch(plan, n, prefix.data(), opts, err, [&](int64_t i, const uint8_t** p, size_t* l) {
+    *p = ptrs[i];
+    *l = lens[i];
+  });
+}
+
+st_result* st_decode_contiguous(const st_plan* plan, const uint8_t* data, size_t data_len, const int64_t* offsets,
+                                int64_t n, const st_options* opts, st_error* err) {
+  clear_error(err);
+  if (!plan || n < 0 || !offsets || (!data && data_len)) {
+    set_error(err, ST_ERR_ARGUMENT, -1, -1, "st_decode_contiguous: bad arguments");
+    return nullptr;
+  }
+  if (offsets[0] < 0) {
+    set_error(err, ST_ERR_ARGUMENT, 0, -1, "st_decode_contiguous: offset 0 is negative");
+    return nullptr;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    if (offsets[i + 1] < offsets[i] || uint64_t(offsets[i + 1]) > data_len) {
+      set_error(err, ST_ERR_ARGUMENT, i, -1, "st_decode_contiguous: offsets[%lld..%lld] = %lld..%lld out of range (data is %zu bytes)",
+                (long long)i, (long long)(i + 1), (long long)offsets[i], (long long)offsets[i + 1], data_len);
+      return nullptr;
+    }
+  }
+  std::vector<int64_t> prefix;
+  try {
+    prefix.resize(size_t(n + 1));
+  } catch (...) {
+    set_error(err, ST_ERR_INTERNAL, -1, -1, "out of memory");
+    return nullptr;
+  }
+  for (int64_t i = 0; i <= n; i++) prefix[size_t(i)] = offsets[i] - offsets[0];
+  return decode_batch(plan, n, prefix.data(), opts, err, [&](int64_t i, const uint8_t** p, size_t* l) {
+    *p = data ? data + offsets[i] : nullptr;
+    *l = size_t(offsets[i + 1] - offsets[i]);
+  });
+}
+
+void st_result_free(st_result* r) { delete r; }
+
+int64_t st_result_num_records(const st_result* r) { return r ? r->nrecords : -1; }
+
+int64_t st_result_column_length(const st_result* r, int64_t c) {
+  if (!col_ok(r, c)) return -1;
+  int64_t n = 0;
+  for (auto& ch : r->chunks) n += ch->cols[size_t(c)].count();
+  return n;
+}
+
+int64_t st_result_column_bytes(const st_result* r, int64_t c) {
+  if (!col_ok(r, c)) return -1;
+  int64_t n = 0;
+  for (auto& ch : r->chunks) n += int64_t(ch->cols[size_t(c)].vals.len);
+  return n;
+}
+
+int32_t st_result_copy_column(const st_result* r, int64_t c, void* dst, size_t dst_bytes) {
+  if (!col_ok(r, c)) return ST_ERR_ARGUMENT;
+  if (size_t(st_result_column_bytes(r, c)) != dst_bytes) return ST_ERR_ARGUMENT;
+  uint8_t* out = static_cast<uint8_t*>(dst);
+  for (auto& ch : r->chunks) {
+    const Buf& b = ch->cols[size_t(c)].vals;
+    if (b.len) memcpy(out, b.p, b.len);
+    out += b.len;
+  }
+  return ST_OK;
+}
+
+int32_t st_result_copy_string_offsets(const st_result* r, int64_t c, int64_t* dst, size_t dst_len) {
+  if (!col_ok(r, c) || r->plan->col_dtype[size_t(c)] != ST_STRING) return ST_ERR_ARGUMENT;
+  if (size_t(st_result_column_length(r, c) + 1) != dst_len) return ST_ERR_ARGUMENT;
+  dst[0] = 0;
+  size_t k = 1;
+  int64_t base = 0;
+  for (auto& ch : r->chunks) {
+    const Column& col = ch->cols[size_t(c)];
+    size_t m = col.offs.len / 8;
+    for (size_t i = 1; i < m; i++) dst[k++] = base + col.offs.i64(i);
+    base += int64_t(col.vals.len);
+  }
+  return ST_OK;
+}
+
+int64_t st_result_partition_length(const st_result* r, int64_t p) {
+  if (!part_ok(r, p)) return -1;
+  int64_t n = 1;
+  for (auto& ch : r->chunks) n += int64_t(ch->parts[size_t(p)].len / 8) - 1;
+  return n;
+}
+
+int32_t st_result_copy_partition(const st_result* r, int64_t p, int64_t* dst, size_t dst_len) {
+  if (!part_ok(r, p)) return ST_ERR_ARGUMENT;
+  if (size_t(st_result_partition_length(r, p)) != dst_len) return ST_ERR_ARGUMENT;
+  dst[0] = 0;
+  size_t k = 1;
+  int64_t base = 0;
+  for (auto& ch : r->chunks) {
+    const Buf& b = ch->parts[size_t(p)];
+    size_t m = b.len / 8;
+    if (base == 0) {
+      if (m > 1) memcpy(dst + k, b.p + 8, (m - 1) * 8);
+      k += m - 1;
+    } else {
+      for (size_t i = 1; i < m; i++) dst[k++] = base + b.i64(i);
+    }
+    base += b.last_i64();
+  }
+  return ST_OK;
+}
+
+}  // extern "C"

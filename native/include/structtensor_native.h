@@ -1,0 +1,118 @@
+/*
+ * structtensor_native.h: the C ABI of the structtensor shredding engine.
+ *
+ * The engine decodes serialized protobuf records into columns in one pass
+ * per record, following a plan compiled from descriptors by the Go package
+ * decode (Plan.MarshalBinary; the byte form is documented in native/doc.go).
+ * It needs neither libprotobuf nor TensorFlow nor Go; no C++ exception
+ * crosses this interface.
+ *
+ * Output model. A plan has C value columns and P partitions (row splits).
+ * Column c holds the values of one projected scalar field, in record
+ * order, at its nesting level: a fixed-width typed array, or for strings a
+ * byte buffer plus length+1 int64 offsets. Partition p holds the int64
+ * row_splits (length rows+1, starting at 0) of one list-valued field
+ * (repeated, map, or singular with presence), with one row per element of
+ * the field's parent message node. Which column and partition belong to
+ * which field is part of the plan, so the caller knows it before decoding.
+ *
+ * Threading: st_decode* splits a large batch into chunks decoded on up to
+ * `threads` threads (0 = all cores); the output is identical to a serial
+ * run, and so is the reported error (the first bad record in batch order).
+ * A plan is immutable and may be shared by concurrent calls.
+ *
+ * Errors: every fallible call takes an st_error* (may be NULL) filled on
+ * failure with a code, the index of the bad record, the byte offset in
+ * that record, and a message naming the field path. On error no result is
+ * returned (never partial output).
+ */
+#ifndef STRUCTTENSOR_NATIVE_H_
+#define STRUCTTENSOR_NATIVE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes. */
+enum {
+  ST_OK = 0,
+  ST_ERR_MALFORMED = 1,  /* truncated varint/fixed, length past the end, bad tag, broken group nesting */
+  ST_ERR_WIRE_TYPE = 2,  /* a known field arrived with a wire type its type cannot have */
+  ST_ERR_DEPTH = 3,      /* messages nested deeper than the plan's limit */
+  ST_ERR_UTF8 = 4,       /* invalid UTF-8 in a string field that requires validation */
+  ST_ERR_REQUIRED = 5,   /* a proto2 required field is missing */
+  ST_ERR_PLAN = 6,       /* the serialized plan is invalid */
+  ST_ERR_CANCELLED = 7,  /* the cancel flag was raised */
+  ST_ERR_ARGUMENT = 8,   /* a bad argument (NULL pointer, offsets out of range, bad index) */
+  ST_ERR_INTERNAL = 9    /* out of memory or another internal failure */
+};
+
+/* Column element types (the same numbering as structtensor.DType). */
+enum {
+  ST_BOOL = 1, /* one byte, 0 or 1 */
+  ST_INT32 = 2,
+  ST_INT64 = 3,
+  ST_UINT32 = 4,
+  ST_UINT64 = 5,
+  ST_FLOAT32 = 6,
+  ST_FLOAT64 = 7,
+  ST_STRING = 8
+};
+
+typedef struct st_error {
+  int32_t code;          /* ST_OK when no error */
+  int64_t record;        /* index of the bad record in the batch, or -1 */
+  int64_t offset;        /* byte offset of the problem inside that record, or -1 */
+  char message[512];     /* NUL-terminated, names the field path */
+} st_error;
+
+typedef struct st_plan st_plan;
+typedef struct st_result st_result;
+
+/* Decode options. Zero-initialise, then set what you need. */
+typedef struct st_options {
+  int32_t threads;                /* 0 = all cores, 1 = serial */
+  const volatile int32_t* cancel; /* optional: decoding stops with ST_ERR_CANCELLED once *cancel != 0 */
+} st_options;
+
+/* Plans. */
+st_plan* st_plan_new(const uint8_t* data, size_t len, st_error* err);
+void st_plan_free(st_plan* plan);
+int64_t st_plan_num_columns(const st_plan* plan);
+int64_t st_plan_num_partitions(const st_plan* plan);
+int32_t st_plan_column_dtype(const st_plan* plan, int64_t column); /* ST_BOOL..ST_STRING, or 0 */
+
+/* Decoding. Record i is ptrs[i][0:lens[i]] (TensorFlow string tensors hand
+ * out such pairs), or data[offsets[i]:offsets[i+1]] for the contiguous form
+ * (n+1 non-decreasing offsets, as in an Arrow binary array). */
+st_result* st_decode(const st_plan* plan, const uint8_t* const* ptrs, const size_t* lens,
+                     int64_t n, const st_options* opts, st_error* err);
+st_result* st_decode_contiguous(const st_plan* plan, const uint8_t* data, size_t data_len,
+                                const int64_t* offsets, int64_t n, const st_options* opts,
+                                st_error* err);
+void st_result_free(st_result* result);
+
+/* Results. Sizes first, then copy into buffers the caller allocated (a
+ * TensorFlow output tensor, a Go slice): chunks decoded on other threads
+ * are concatenated, and offsets and splits fixed up, during the copy. */
+int64_t st_result_num_records(const st_result* r);
+/* Number of values of a column (strings: number of strings). -1 on a bad index. */
+int64_t st_result_column_length(const st_result* r, int64_t column);
+/* Bytes of value data: length * element size, or total string bytes. */
+int64_t st_result_column_bytes(const st_result* r, int64_t column);
+/* Copies the value data (column_bytes bytes) into dst; returns 0 or an error code. */
+int32_t st_result_copy_column(const st_result* r, int64_t column, void* dst, size_t dst_bytes);
+/* Copies length+1 string offsets (starting at 0) into dst. */
+int32_t st_result_copy_string_offsets(const st_result* r, int64_t column, int64_t* dst, size_t dst_len);
+/* Number of row splits of a partition (rows + 1). */
+int64_t st_result_partition_length(const st_result* r, int64_t partition);
+int32_t st_result_copy_partition(const st_result* r, int64_t partition, int64_t* dst, size_t dst_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STRUCTTENSOR_NATIVE_H_ */
