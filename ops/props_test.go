@@ -1,0 +1,282 @@
+package ops_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/structtensor/structtensor-go/ops"
+	st "github.com/structtensor/structtensor-go/structtensor"
+	"pgregory.net/rapid"
+)
+
+// sameNested fails t unless v's ToValue form equals want.
+func sameNested(t *rapid.T, op string, v st.Value, want any) {
+	t.Helper()
+	got := canon(st.ToValue(v))
+	if w := canon(want); !reflect.DeepEqual(got, w) {
+		t.Fatalf("%s:\n got %s\nwant %s", op, show(st.ToValue(v)), show(want))
+	}
+}
+
+func ok[T any](t *rapid.T, op string) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		return v
+	}
+}
+
+func drawInput(t *rapid.T, minRank int) (*st.StructTensor, []fieldSchema, int) {
+	schema := drawSchema(t, "root", 2)
+	rank := rapid.IntRange(minRank, 3).Draw(t, "rank")
+	return drawRoot(t, schema, rank), schema, rank
+}
+
+func i64(t *rapid.T, xs []int64) *st.Tensor {
+	v, err := st.NewTensor(st.Shape{len(xs)}, xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestPropGather(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		v, _, rank := drawInput(t, 1)
+		x := st.ToValue(v)
+		axis := rapid.IntRange(0, rank-1).Draw(t, "axis")
+		minLen := -1
+		for _, c := range elements(x, axis) {
+			if l := len(c.([]any)); minLen < 0 || l < minLen {
+				minLen = l
+			}
+		}
+		var idx []int64
+		if minLen > 0 {
+			idx = rapid.SliceOfN(rapid.Int64Range(int64(-minLen), int64(minLen-1)), 0, 4).Draw(t, "idx")
+		}
+		want := atDepth(x, axis, func(c any) any { return refGather(c, idx) })
+		neg := axis - rank // the same axis, counted from the end
+		got := ok[st.Value](t, "Gather")(ops.Gather(v, i64(t, idx), neg, 0))
+		sameNested(t, "Gather", got, want)
+
+		if minLen > 0 {
+			i := rapid.Int64Range(int64(-minLen), int64(minLen-1)).Draw(t, "scalar")
+			want := atDepth(x, axis, func(c any) any { return refGather(c, []int64{i}).([]any)[0] })
+			s := ok[*st.Tensor](t, "scalar")(st.NewScalar(i))
+			got := ok[st.Value](t, "Gather scalar")(ops.Gather(v, s, axis, 0))
+			sameNested(t, "Gather scalar", got, want)
+		}
+		if minLen >= 0 {
+			bad := int64(minLen)
+			if _, err := ops.Gather(v, i64(t, []int64{bad}), axis, 0); err == nil && len(elements(x, axis)) > 0 {
+				t.Fatalf("Gather index %d past every row of axis %d: no error", bad, axis)
+			}
+		}
+	})
+}
+
+func TestPropGatherBatch(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		v, _, _ := drawInput(t, 2)
+		x := st.ToValue(v).([]any)
+		splits := []int64{0}
+		var flat []int64
+		var want []any
+		for r, row := range x {
+			n := len(row.([]any))
+			var idx []int64
+			if n > 0 {
+				idx = rapid.SliceOfN(rapid.Int64Range(int64(-n), int64(n-1)), 0, 3).Draw(t, "idx")
+			}
+			_ = r
+			flat = append(flat, idx...)
+			splits = append(splits, int64(len(flat)))
+			want = append(want, refGather(row, idx))
+		}
+		indices := ok[*st.Ragged](t, "indices")(st.NewRaggedFromSplits(i64(t, flat), splits))
+		got := ok[st.Value](t, "Gather batch_dims=1")(ops.Gather(v, indices, 1, 1))
+		sameNested(t, "Gather batch_dims=1", got, want)
+		got = ok[st.Value](t, "BatchGather")(ops.BatchGather(v, indices))
+		sameNested(t, "BatchGather", got, want)
+	})
+}
+
+func TestPropGatherND(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		v, _, rank := drawInput(t, 1)
+		x := st.ToValue(v)
+		d := rapid.IntRange(1, rank).Draw(t, "depth")
+		var tuples []int64
+		var want []any
+		for range rapid.IntRange(0, 4).Draw(t, "ntuples") {
+			cur, tuple := x, []int64{}
+			for range d {
+				l := cur.([]any)
+				if len(l) == 0 {
+					break
+				}
+				i := rapid.IntRange(-len(l), len(l)-1).Draw(t, "i")
+				tuple = append(tuple, int64(i))
+				if i < 0 {
+					i += len(l)
+				}
+				cur = l[i]
+			}
+			if len(tuple) == d {
+				tuples = append(tuples, tuple...)
+				want = append(want, cur)
+			}
+		}
+		idx := ok[*st.Tensor](t, "indices")(st.NewTensor(st.Shape{len(want), d}, append([]int64{}, tuples...)))
+		got := ok[st.Value](t, "GatherND")(ops.GatherND(v, idx, 0))
+		sameNested(t, "GatherND", got, want)
+	})
+}
+
+func TestPropBooleanMask(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		v, _, rank := drawInput(t, 1)
+		x := st.ToValue(v)
+		axis := rapid.IntRange(0, rank-1).Draw(t, "axis")
+		parts, flat, err := st.SplitOuterDims(v, axis+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bits := rapid.SliceOfN(rapid.Bool(), flat.NumRows(), flat.NumRows()).Draw(t, "mask")
+		mt := ok[*st.Tensor](t, "mask")(st.NewTensor(nil, bits))
+		mask := ok[st.Value](t, "mask")(st.JoinOuterDims(parts, mt))
+		off := 0
+		want := atDepth(x, axis, func(c any) any {
+			n := len(c.([]any))
+			r := refMask(c, bits[off:off+n])
+			off += n
+			return r
+		})
+		got := ok[st.Value](t, "BooleanMask")(ops.BooleanMask(v, mask, axis))
+		sameNested(t, "BooleanMask", got, want)
+	})
+}
+
+func TestPropConcatStack(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		schema := drawSchema(t, "root", 2)
+		rank := rapid.IntRange(1, 3).Draw(t, "rank")
+		v, w := drawRoot(t, schema, rank), drawRoot(t, schema, rank)
+		x, y := st.ToValue(v), st.ToValue(w)
+		got := ok[st.Value](t, "Concat")(ops.Concat([]st.Value{v, w}, 0))
+		sameNested(t, "Concat axis 0", got, append(append([]any{}, x.([]any)...), y.([]any)...))
+
+		axis := rapid.IntRange(0, rank-1).Draw(t, "axis")
+		got = ok[st.Value](t, "Concat")(ops.Concat([]st.Value{v, v}, axis))
+		sameNested(t, "Concat self", got, atDepth(x, axis, func(c any) any {
+			return append(append([]any{}, c.([]any)...), c.([]any)...)
+		}))
+		sa := rapid.IntRange(0, rank).Draw(t, "stack axis")
+		got = ok[st.Value](t, "Stack")(ops.Stack([]st.Value{v, v}, sa))
+		sameNested(t, "Stack", got, atDepth(x, sa, func(e any) any { return []any{e, e} }))
+
+		rows := ok[[]st.Value](t, "Unstack")(ops.Unstack(v, 0))
+		if len(rows) != len(x.([]any)) {
+			t.Fatalf("Unstack gave %d rows, want %d", len(rows), len(x.([]any)))
+		}
+		for i, r := range rows {
+			sameNested(t, "Unstack", r, x.([]any)[i])
+		}
+	})
+}
+
+func TestPropExpandSqueezeMerge(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		v, _, rank := drawInput(t, 0)
+		x := st.ToValue(v)
+		a := rapid.IntRange(0, rank).Draw(t, "axis")
+		e := ok[st.Value](t, "ExpandDims")(ops.ExpandDims(v, a))
+		sameNested(t, "ExpandDims", e, atDepth(x, a, func(e any) any { return []any{e} }))
+		s := ok[st.Value](t, "Squeeze")(ops.Squeeze(e, a))
+		sameNested(t, "Squeeze", s, x)
+		if !st.Equal(s, v) {
+			t.Fatalf("Squeeze(ExpandDims(v)) is not structurally v")
+		}
+		if got, want := ops.Size(v), len(elements(x, rank)); got != want {
+			t.Fatalf("Size = %d, want %d", got, want)
+		}
+		if ops.Rank(v) != rank {
+			t.Fatalf("Rank = %d, want %d", ops.Rank(v), rank)
+		}
+		if rank >= 2 {
+			o := rapid.IntRange(0, rank-2).Draw(t, "outer")
+			i := rapid.IntRange(o+1, rank-1).Draw(t, "inner")
+			m := ok[st.Value](t, "MergeDims")(ops.MergeDims(v, o, i))
+			sameNested(t, "MergeDims", m, refMerge(x, o, i))
+		}
+		if rank >= 1 {
+			n := v.NumRows()
+			var lengths []int64
+			left := n
+			for left > 0 {
+				l := rapid.IntRange(0, left).Draw(t, "len")
+				lengths = append(lengths, int64(l))
+				left -= l
+			}
+			p := ok[*st.RowPartition](t, "lengths")(st.NewRowLengths(lengths))
+			got := ok[st.Value](t, "PartitionOuterDimension")(ops.PartitionOuterDimension(v, p))
+			var want []any
+			off := 0
+			for _, l := range lengths {
+				want = append(want, x.([]any)[off:off+int(l)])
+				off += int(l)
+			}
+			if want == nil {
+				want = []any{}
+			}
+			sameNested(t, "PartitionOuterDimension", got, want)
+		}
+	})
+}
+
+func TestPropTileWhere(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		schema := drawSchema(t, "root", 2)
+		rank := rapid.IntRange(1, 3).Draw(t, "rank")
+		v := drawRoot(t, schema, rank)
+		x := st.ToValue(v)
+		mult := rapid.SliceOfN(rapid.IntRange(0, 2), rank, rank).Draw(t, "multiples")
+		want := x
+		for d, m := range mult {
+			want = atDepth(want, d, func(l any) any { return refTile(l, m) })
+		}
+		got := ok[st.Value](t, "Tile")(ops.Tile(v, mult))
+		sameNested(t, "Tile", got, want)
+
+		// y has x's outer dimensions and its own fields.
+		w := drawRootOver(t, schema, v.NumRows(), v.Partitions(), v.NumElements())
+		y := st.ToValue(w)
+		k := rapid.IntRange(1, rank).Draw(t, "cond rank")
+		parts, flat, err := st.SplitOuterDims(v, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bits := rapid.SliceOfN(rapid.Bool(), flat.NumRows(), flat.NumRows()).Draw(t, "cond")
+		ct := ok[*st.Tensor](t, "cond")(st.NewTensor(nil, bits))
+		cond := ok[st.Value](t, "cond")(st.JoinOuterDims(parts, ct))
+		i := 0
+		want = atDepth2(x, y, k-1, func(a, b any) any {
+			la, lb := a.([]any), b.([]any)
+			out := make([]any, len(la))
+			for j := range la {
+				if bits[i] {
+					out[j] = la[j]
+				} else {
+					out[j] = lb[j]
+				}
+				i++
+			}
+			return out
+		})
+		got = ok[st.Value](t, "Where")(ops.Where(cond, v, w))
+		sameNested(t, "Where", got, want)
+	})
+}
