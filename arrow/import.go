@@ -21,6 +21,10 @@ type FromArrowOptions struct {
 	// NullListsAsError makes a null list slot an ErrNull error. By default
 	// a null list is an empty row.
 	NullListsAsError bool
+	// MaxIPCBufferBytes bounds the decompressed size one buffer of a
+	// compressed IPC stream may claim; 0 means 4 GiB. A corrupt header must
+	// not be able to make the reader allocate more than the data can be.
+	MaxIPCBufferBytes int64
 }
 
 // FromArrow converts a record batch to a rank-1 StructTensor with one field
