@@ -128,8 +128,12 @@ func (st *StructTensor) flattenField(v Value, path string) (Value, error) {
 		mismatch = mismatch || !parts[j].Equal(st.partitions[j])
 	}
 	if mismatch {
-		return nil, fmt.Errorf("%w: field %q has outer shape %v (row splits %v), struct has shape %v (row splits %v)",
-			ErrShape, path, v.Shape()[:st.rank], parts, st.Shape(), st.partitions)
+		splits := ""
+		if st.rank > 1 {
+			splits = fmt.Sprintf(" (row splits %v vs the struct's %v)", parts, st.partitions)
+		}
+		return nil, fmt.Errorf("%w: field %q has outer shape %v, struct has shape %v%s",
+			ErrShape, path, v.Shape()[:st.rank], st.Shape(), splits)
 	}
 	return flat, nil
 }
