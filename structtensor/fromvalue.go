@@ -462,6 +462,11 @@ func (n *node) value(rank0 bool, nocc int) (Value, error) {
 			return nil, err
 		}
 	}
+	if t, ok := leaf.(*Tensor); ok && j > 0 {
+		// Scalars under partitions are a Ragged even when every partition
+		// is uniform (a RaggedSpec with known dimensions).
+		return NewRagged(t, parts...)
+	}
 	return JoinOuterDims(parts, leaf)
 }
 
