@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 )
 
@@ -37,4 +39,34 @@ func init() {
 			return nil
 		},
 	})
+}
+
+// bundledData returns the path of rel (e.g. "recipe/recipes.json") under
+// the repository's testdata directory, which the demo reads. It looks in
+// the working directory and its parents, then next to the executable and
+// its parents (bin/structtensor finds ../testdata), so that the demo runs
+// from the repository root, from a package directory under go test, and
+// as an installed binary beside a checkout.
+func bundledData(rel string) (string, error) {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if exe, err := os.Executable(); err == nil {
+		starts = append(starts, filepath.Dir(exe))
+	}
+	for _, dir := range starts {
+		for {
+			p := filepath.Join(dir, "testdata", rel)
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
+		}
+	}
+	return "", fmt.Errorf("bundled data testdata/%s not found above %v", rel, starts)
 }
