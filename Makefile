@@ -6,7 +6,7 @@ export CGO_ENABLED := 1
 # tfbridge finds TensorFlow through build/pkgconfig/tensorflow.pc (make setup-tf).
 export PKG_CONFIG_PATH := $(CURDIR)/build/pkgconfig:$(PKG_CONFIG_PATH)
 
-.PHONY: all setup setup-go setup-tf build demo test vet bench fmt
+.PHONY: all setup setup-go setup-tf build demo test vet bench bench-go fmt
 
 all: build
 
@@ -33,7 +33,16 @@ test: setup vet
 	$(GO) test ./...
 	$(GO) test -tags invariants ./structtensor/...
 
+# The decode benchmark harness (bench/README.md): every decoder side by side on
+# generated datasets, one line per dataset and decoder, then the targets.
+# BENCHFLAGS passes flags, e.g. BENCHFLAGS='-mb 200 -min-time 5s'.
 bench: setup
+	scripts/setup-python.sh s2t
+	$(GO) build -o bin/bench ./bench
+	./bin/bench $(BENCHFLAGS)
+
+# Every package's testing.B benchmarks (slower: minutes on 2 cores).
+bench-go: setup
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 fmt:

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/structtensor/structtensor-go/structtensor"
+)
+
+// TestDecodersAgree runs a small dataset of every kind through every Go
+// decoder in the registry and checks that they produce equal
+// StructTensors, so a number the harness prints is the speed of a decoder
+// that gives the right answer. It also checks the dataset files round-trip
+// and that the generator is deterministic.
+func TestDecodersAgree(t *testing.T) {
+	e, err := newEnv("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range decodersInOrder() {
+		if d.prepare != nil {
+			names = append(names, d.name)
+		}
+	}
+	if len(names) < 2 {
+		t.Fatalf("only %d Go decoders registered (%v): nothing to compare", len(names), names)
+	}
+	for _, spec := range datasetSpecs {
+		t.Run(spec.name, func(t *testing.T) {
+			ds, err := generate(e.schemas, spec, 20000, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, _ := generate(e.schemas, spec, 20000, 7)
+			if string(again.data) != string(ds.data) {
+				t.Fatal("the generator is not deterministic for a fixed seed")
+			}
+			file := filepath.Join(t.TempDir(), spec.name+".tfrecord")
+			if err := writeDataset(ds, file); err != nil {
+				t.Fatal(err)
+			}
+			read, err := readDataset(e, spec.name, file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(read.data) != string(ds.data) || len(read.offsets) != len(ds.offsets) {
+				t.Fatalf("dataset file round trip: %d records of %d bytes, want %d of %d",
+					read.numRecords(), read.bytes(), ds.numRecords(), ds.bytes())
+			}
+			var first *structtensor.StructTensor
+			for _, name := range names {
+				fn, err := registry[name].prepare(e, read)
+				if err != nil {
+					t.Fatalf("%s: prepare: %v", name, err)
+				}
+				got, err := fn()
+				if err != nil {
+					t.Fatalf("%s: decode: %v", name, err)
+				}
+				if got.NumRows() != ds.numRecords() {
+					t.Fatalf("%s: %d rows, want %d", name, got.NumRows(), ds.numRecords())
+				}
+				if first == nil {
+					first = got
+					continue
+				}
+				if !structtensor.Equal(first, got) {
+					t.Errorf("%s and %s disagree:\n%s: %v\n%s: %v", names[0], name, names[0], first.Spec(), name, got.Spec())
+				}
+				if digest(first) != digest(got) {
+					t.Errorf("%s and %s are Equal but their digests differ", names[0], name)
+				}
+			}
+		})
+	}
+}
+
+// TestDigestSeesDifferences checks that the digest the harness compares
+// between decoders changes with a value, a row split or a field name.
+func TestDigestSeesDifferences(t *testing.T) {
+	mk := func(name string, vals []int64, splits []int64) *structtensor.StructTensor {
+		v, err := structtensor.NewTensor(nil, vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := structtensor.NewRaggedFromSplits(v, splits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := structtensor.NewStruct(2, structtensor.Field{Name: name, Value: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	base := digest(mk("a", []int64{1, 2, 3}, []int64{0, 1, 3}))
+	for _, other := range []*structtensor.StructTensor{
+		mk("b", []int64{1, 2, 3}, []int64{0, 1, 3}),
+		mk("a", []int64{1, 2, 4}, []int64{0, 1, 3}),
+		mk("a", []int64{1, 2, 3}, []int64{0, 2, 3}),
+	} {
+		if digest(other) == base {
+			t.Errorf("digest of %v equals that of the base value", other)
+		}
+	}
+}
+
+// TestLeafPaths pins the projection the decoders share on the recipe
+// schema, which the README and struct2tensor's paths rely on.
+func TestLeafPaths(t *testing.T) {
+	e, err := newEnv("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := e.schemas.message("structtensor.testdata.recipe.Recipe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := leafPaths(md)
+	want := []string{"title", "ingredients.name", "ingredients.amount", "ingredients.unit",
+		"ratings.user", "ratings.rating", "ratings.user_embedding",
+		"steps.instruction", "steps.minutes", "steps.tools.name", "steps.tools.electric",
+		"servings", "tags"}
+	if len(got) != len(want) {
+		t.Fatalf("leafPaths = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("leafPaths = %v, want %v", got, want)
+		}
+	}
+}

@@ -1,0 +1,334 @@
+// Command bench is the decode benchmark harness that `make bench` runs. It
+// generates deterministic datasets (seeded), decodes each with every
+// registered decoder in a process of its own, and prints one line per
+// dataset and decoder:
+//
+//	dataset=<name> decoder=<name> bytes=<n> mb_per_cpu_s=<x> wall_mb_per_s=<y> peak_rss_mb=<z> ratio_vs_ours=<r>
+//
+// then one summary line per target. See bench/README.md for the method.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/structtensor/structtensor-go/tfrecord"
+)
+
+// env is what decoders may need besides their dataset.
+type env struct {
+	root      string // module root
+	schemas   *schemas
+	descPath  string // the FileDescriptorSet file
+	s2tPython string
+	minTime   time.Duration
+	minIters  int
+}
+
+func main() {
+	var (
+		datasetsFlag = flag.String("datasets", datasetNames(), "comma-separated datasets to run")
+		decodersFlag = flag.String("decoders", "", "comma-separated decoders to run (default: every registered decoder)")
+		mb           = flag.Float64("mb", 32, "size of each dataset in MB (1e6 bytes of serialized records)")
+		seed         = flag.Uint64("seed", 1, "seed of the dataset generator")
+		minTime      = flag.Duration("min-time", 1500*time.Millisecond, "process CPU time each decoder is timed for, at least")
+		minIters     = flag.Int("min-iters", 2, "timed decodes per decoder, at least")
+		dir          = flag.String("dir", "", "directory for the dataset files (default: a temporary directory, removed at exit)")
+		descPath     = flag.String("descriptors", "", "FileDescriptorSet of the schemas (default: <module root>/"+descriptorSetPath+")")
+		s2tPython    = flag.String("s2t-python", "", "Python with struct2tensor (default: <module root>/.venv-s2t/bin/python)")
+		list         = flag.Bool("list", false, "list the datasets and decoders, and exit")
+		runOne       = flag.Bool("run-one", false, "internal: time one decoder on one dataset file (args: DATASET DECODER FILE) and print JSON")
+	)
+	flag.Parse()
+	e, err := newEnv(*descPath, *s2tPython)
+	if err != nil {
+		fatal(err)
+	}
+	e.minTime, e.minIters = *minTime, *minIters
+	switch {
+	case *list:
+		for _, d := range datasetSpecs {
+			fmt.Printf("dataset %-10s %s\n", d.name, d.about)
+		}
+		for _, d := range decodersInOrder() {
+			fmt.Printf("decoder %-14s %s\n", d.name, d.about)
+		}
+	case *runOne:
+		if flag.NArg() != 3 {
+			fatal(errors.New("-run-one needs DATASET DECODER FILE"))
+		}
+		m, err := runOneDecoder(e, flag.Arg(0), flag.Arg(1), flag.Arg(2))
+		if err != nil {
+			fatal(err)
+		}
+		json.NewEncoder(os.Stdout).Encode(m)
+	default:
+		if err := runAll(e, split(*datasetsFlag), split(*decodersFlag), int64(*mb*1e6), *seed, *dir, os.Stdout); err != nil {
+			fatal(err)
+		}
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+func split(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func newEnv(descPath, s2tPython string) (*env, error) {
+	root, err := findModuleRoot()
+	if err != nil {
+		return nil, err
+	}
+	if descPath == "" {
+		descPath = filepath.Join(root, descriptorSetPath)
+	}
+	if s2tPython == "" {
+		s2tPython = filepath.Join(root, ".venv-s2t", "bin", "python")
+	}
+	s, err := loadSchemas(descPath)
+	if err != nil {
+		return nil, err
+	}
+	return &env{root: root, schemas: s, descPath: descPath, s2tPython: s2tPython}, nil
+}
+
+// readDataset reads a dataset file written by runAll back into one buffer
+// sized to the file, so the child's peak memory holds the input once.
+func readDataset(e *env, name, file string) (*dataset, error) {
+	spec, ok := lookupDataset(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown dataset %q (have %s)", name, datasetNames())
+	}
+	md, err := e.schemas.message(spec.message)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	b := tfrecord.Batch{Data: make([]byte, 0, st.Size())}
+	if err := tfrecord.NewReader(f).ReadBatch(&b, 0); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	if b.Len() == 0 {
+		return nil, fmt.Errorf("%s holds no records", file)
+	}
+	return &dataset{name: name, message: md, paths: leafPaths(md), data: b.Data, offsets: b.Offsets}, nil
+}
+
+func runOneDecoder(e *env, dsName, decName, file string) (*measurement, error) {
+	d, ok := registry[decName]
+	if !ok || d.prepare == nil {
+		return nil, fmt.Errorf("no in-process decoder %q", decName)
+	}
+	ds, err := readDataset(e, dsName, file)
+	if err != nil {
+		return nil, err
+	}
+	fn, err := d.prepare(e, ds)
+	if err != nil {
+		return nil, err
+	}
+	m, err := timeDecoder(fn, e.minTime, e.minIters)
+	if err != nil {
+		return nil, err
+	}
+	m.Bytes = ds.bytes()
+	return m, nil
+}
+
+// runChild runs cmd, parses the JSON measurement on the last line of its
+// output and adds its peak RSS.
+func runChild(cmd *exec.Cmd) (*measurement, error) {
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s: %v\n%s", filepath.Base(cmd.Path), err, lastLines(stderr.String(), 15))
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	m := new(measurement)
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), m); err != nil {
+		return nil, fmt.Errorf("%s printed no measurement: %v\n%s", filepath.Base(cmd.Path), err, stdout.String())
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.PeakRSS = ru.Maxrss * 1024 // Linux reports kilobytes
+	}
+	if m.Iters <= 0 || m.CPUSec <= 0 || m.WallSec <= 0 {
+		return nil, fmt.Errorf("%s reported an empty measurement: %+v", filepath.Base(cmd.Path), m)
+	}
+	return m, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (e *env) childArgs() []string {
+	return []string{
+		"-descriptors", e.descPath, "-s2t-python", e.s2tPython,
+		"-min-time", e.minTime.String(), "-min-iters", fmt.Sprint(e.minIters),
+	}
+}
+
+// result is one decoder's measurement on one dataset.
+type result struct {
+	dataset, decoder string
+	m                *measurement
+}
+
+func runAll(e *env, dsNames, decNames []string, size int64, seed uint64, dir string, w io.Writer) error {
+	var decs []decoder
+	if len(decNames) == 0 {
+		decs = decodersInOrder()
+	} else {
+		for _, n := range decNames {
+			d, ok := registry[n]
+			if !ok {
+				return fmt.Errorf("unknown decoder %q", n)
+			}
+			decs = append(decs, d)
+		}
+	}
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "structtensor-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var results []result
+	skipped := map[string]string{}
+	for _, name := range dsNames {
+		spec, ok := lookupDataset(name)
+		if !ok {
+			return fmt.Errorf("unknown dataset %q (have %s)", name, datasetNames())
+		}
+		ds, err := generate(e.schemas, spec, size, seed)
+		if err != nil {
+			return err
+		}
+		file := filepath.Join(dir, name+".tfrecord")
+		if err := writeDataset(ds, file); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "bench: dataset %s: %d records, %d bytes, %d leaf paths\n", name, ds.numRecords(), ds.bytes(), len(ds.paths))
+		var base *measurement
+		digests := map[string]string{}
+		for _, d := range decs {
+			if d.unavailable != nil {
+				if why := d.unavailable(e); why != "" {
+					skipped[d.name] = why
+					continue
+				}
+			}
+			var m *measurement
+			if d.prepare != nil {
+				cmd := exec.Command(self, append(e.childArgs(), "-run-one", name, d.name, file)...)
+				m, err = runChild(cmd)
+			} else {
+				m, err = d.external(e, ds, file)
+			}
+			if err != nil {
+				return fmt.Errorf("dataset %s, decoder %s: %w", name, d.name, err)
+			}
+			if m.Bytes != ds.bytes() {
+				return fmt.Errorf("dataset %s, decoder %s decoded %d bytes, the dataset has %d", name, d.name, m.Bytes, ds.bytes())
+			}
+			if m.Digest != "" {
+				digests[d.name] = m.Digest
+			}
+			if d.name == "ours-1t" {
+				base = m
+			}
+			ratio := "NA"
+			if base != nil {
+				ratio = fmt.Sprintf("%.3f", m.mbPerCPUSec()/base.mbPerCPUSec())
+			}
+			fmt.Fprintf(w, "dataset=%s decoder=%s bytes=%d mb_per_cpu_s=%.1f wall_mb_per_s=%.1f peak_rss_mb=%.1f ratio_vs_ours=%s\n",
+				name, d.name, m.Bytes, m.mbPerCPUSec(), m.wallMBPerSec(), float64(m.PeakRSS)/1e6, ratio)
+			results = append(results, result{name, d.name, m})
+		}
+		if err := sameDigests(name, digests); err != nil {
+			return err
+		}
+	}
+	for name, why := range skipped {
+		fmt.Fprintf(os.Stderr, "bench: decoder %s skipped: %s\n", name, why)
+	}
+	summarize(w, results, skipped)
+	fmt.Fprintf(os.Stderr, "bench: done in %.0fs\n", time.Since(start).Seconds())
+	return nil
+}
+
+func writeDataset(ds *dataset, file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	w := tfrecord.NewWriter(f)
+	for i := 0; i < ds.numRecords(); i++ {
+		if err := w.Write(ds.data[ds.offsets[i]:ds.offsets[i+1]]); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// sameDigests fails the run when the Go decoders disagree on a dataset's
+// output: a fast wrong decoder must not post a number.
+func sameDigests(dataset string, digests map[string]string) error {
+	var first, firstName string
+	for _, d := range decodersInOrder() {
+		if dg, ok := digests[d.name]; ok {
+			if first == "" {
+				first, firstName = dg, d.name
+			} else if dg != first {
+				return fmt.Errorf("dataset %s: decoders %s and %s produced different StructTensors (digest %s vs %s)", dataset, firstName, d.name, first, dg)
+			}
+		}
+	}
+	return nil
+}

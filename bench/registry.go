@@ -1,0 +1,69 @@
+package main
+
+import (
+	"sort"
+
+	"github.com/structtensor/structtensor-go/structtensor"
+)
+
+// decodeFunc decodes the whole dataset once and returns the output. The
+// harness times calls to it.
+type decodeFunc func() (*structtensor.StructTensor, error)
+
+// decoder is one entry of the registry. A decoder runs either in a Go
+// process (prepare: the harness re-executes itself with -run-one, calls
+// prepare once untimed, then times the returned function), or as another
+// program (external: it runs the program and returns what it measured).
+//
+// Adding a decoder is one file that calls registerDecoder from init, for
+// example bench/decoder_tfop.go behind a build tag:
+//
+//	//go:build tensorflow
+//
+//	package main
+//
+//	func init() {
+//		registerDecoder(decoder{name: "tf-op", order: 50, about: "...", prepare: prepareTFOp})
+//	}
+//
+// A prepare-style decoder is automatically part of the equality test in
+// bench_test.go, which checks its output against every other Go decoder.
+type decoder struct {
+	name  string
+	order int    // position in the output; ours-1t is 10
+	about string // one line for -list and README
+
+	prepare  func(env *env, ds *dataset) (decodeFunc, error)
+	external func(env *env, ds *dataset, file string) (*measurement, error)
+
+	// unavailable, if set, returns why the decoder cannot run on this
+	// machine ("" when it can); the harness reports it and skips it.
+	unavailable func(env *env) string
+}
+
+var registry = map[string]decoder{}
+
+func registerDecoder(d decoder) {
+	if _, dup := registry[d.name]; dup {
+		panic("bench: decoder " + d.name + " registered twice")
+	}
+	if (d.prepare == nil) == (d.external == nil) {
+		panic("bench: decoder " + d.name + " needs exactly one of prepare and external")
+	}
+	registry[d.name] = d
+}
+
+// decodersInOrder returns the registered decoders sorted by order.
+func decodersInOrder() []decoder {
+	out := make([]decoder, 0, len(registry))
+	for _, d := range registry {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].order != out[j].order {
+			return out[i].order < out[j].order
+		}
+		return out[i].name < out[j].name
+	})
+	return out
+}
