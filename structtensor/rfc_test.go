@@ -158,3 +158,52 @@ func TestRFCEncoding(t *testing.T) {
 		t.Errorf("matrix[:, :, y, :1] = %v", got)
 	}
 }
+
+// TestRFCEncodingFromValue builds the same three values from the RFC's
+// Python literals with FromValue and checks they hold the same structures
+// and field encodings as the constructor-built ones. Inference makes
+// every list dimension a row-split partition (TensorFlow's from_pyval
+// does the same), so the matrix's inner dimension is [2, None] here where
+// the constructor used a uniform partition.
+func TestRFCEncodingFromValue(t *testing.T) {
+	L := func(x ...any) []any { return x }
+	M := func(x string, y any) map[string]any { return map[string]any{"x": x, "y": y} }
+	for _, tc := range []struct {
+		name  string
+		py    any
+		want  *StructTensor
+		shape Shape
+	}{
+		{"scalar", M("foo", L(L(1, 2), L(3))), rfcScalar(t), Shape{}},
+		{"vector", L(M("foo", L(L(1, 2), L(3))), M("bar", L(L(4), L(5, 6))), M("baz", L(L(7, 8, 9)))), rfcVector(t), Shape{3}},
+		{"matrix", L(
+			L(M("foo", L(L(1, 2), L(3))), M("bar", L(L(4), L(5, 6)))),
+			L(M("baz", L(L(7, 8, 9))), M("raz", L())),
+		), rfcMatrix(t), Shape{2, Unknown}},
+	} {
+		v, err := FromValue(tc.py)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		st, ok := v.(*StructTensor)
+		if !ok {
+			t.Fatalf("%s: FromValue gave %v", tc.name, v.Spec())
+		}
+		if !st.Shape().Equal(tc.shape) {
+			t.Errorf("%s: shape %v, want %v", tc.name, st.Shape(), tc.shape)
+		}
+		if g, w := nested(st), nested(tc.want); !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: FromValue = %#v\nconstructors = %#v", tc.name, g, w)
+		}
+		if tc.name != "matrix" && !Equal(st, tc.want) {
+			t.Errorf("%s: FromValue gave %v, constructors %v", tc.name, st, tc.want)
+		}
+		for _, f := range []string{"x", "y"} {
+			a, _ := st.FieldValue(f)
+			b, _ := tc.want.FieldValue(f)
+			if !reflect.DeepEqual(nested(a), nested(b)) {
+				t.Errorf("%s: field %s = %v, want %v", tc.name, f, a, b)
+			}
+		}
+	}
+}
