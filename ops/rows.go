@@ -69,6 +69,9 @@ func gatherRows(v st.Value, idx []int) (st.Value, error) {
 		return tensorGather(x, idx)
 	case *st.Ragged:
 		parts := x.Partitions()
+		if len(parts) == 1 && !parts[0].IsUniform() {
+			return raggedGather(x, idx)
+		}
 		q0, vs, err := partitionGather(parts[0], idx)
 		if err != nil {
 			return nil, err
@@ -402,4 +405,57 @@ func partitionsEqual(a, b []*st.RowPartition) bool {
 		}
 	}
 	return true
+}
+
+// raggedGather is gatherRows for a Ragged value with one ragged partition:
+// the rows are copied straight from the values, with no span list.
+func raggedGather(x *st.Ragged, idx []int) (st.Value, error) {
+	splits := x.Partitions()[0].RowSplits()
+	vals := x.Values()
+	inner := innerSize(vals)
+	outSplits := make([]int64, len(idx)+1)
+	total := kernel.RaggedSplits(splits, idx, outSplits)
+	shape := withRows(vals.Shape(), total)
+	var out any
+	switch s := vals.Data().(type) {
+	case []bool:
+		out = raggedData(s, splits, idx, inner, total, outSplits)
+	case []int32:
+		out = raggedData(s, splits, idx, inner, total, outSplits)
+	case []int64:
+		out = raggedData(s, splits, idx, inner, total, outSplits)
+	case []uint32:
+		out = raggedData(s, splits, idx, inner, total, outSplits)
+	case []uint64:
+		out = raggedData(s, splits, idx, inner, total, outSplits)
+	case []float32:
+		out = raggedData(s, splits, idx, inner, total, outSplits)
+	case []float64:
+		out = raggedData(s, splits, idx, inner, total, outSplits)
+	default:
+		q, vs, err := partitionGather(x.Partitions()[0], idx)
+		if err != nil {
+			return nil, err
+		}
+		t, err := tensorSpans(vals, vs, total)
+		if err != nil {
+			return nil, err
+		}
+		return st.NewRagged(t, q)
+	}
+	t, err := st.NewTensor(shape, out)
+	if err != nil {
+		return nil, err
+	}
+	q, err := st.NewRowSplits(outSplits)
+	if err != nil {
+		return nil, err
+	}
+	return st.NewRagged(t, q)
+}
+
+func raggedData[T any](src []T, splits []int64, idx []int, inner, total int, outSplits []int64) []T {
+	dst := make([]T, total*inner)
+	kernel.GatherRagged(dst, src, splits, idx, inner, outSplits)
+	return dst
 }

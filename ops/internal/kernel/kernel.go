@@ -141,3 +141,43 @@ func appendStringRange(out Strings, src Strings, lo, hi int) Strings {
 	}
 	return out
 }
+
+// RaggedSplits writes to outSplits (len(idx)+1) the row splits of the
+// ragged rows idx of a partition with the given splits, and returns the
+// number of values they hold. Each iteration's loads are independent of
+// the previous ones, so the processor overlaps their cache misses.
+func RaggedSplits(splits []int64, idx []int, outSplits []int64) int {
+	o := int64(0)
+	outSplits[0] = 0
+	for k, i := range idx {
+		o += splits[i+1] - splits[i]
+		outSplits[k+1] = o
+	}
+	return int(o)
+}
+
+// shortRow is the row length up to which GatherRagged copies with a loop.
+const shortRow = 16
+
+// GatherRagged copies the ragged rows idx of src, row i being
+// src[splits[i]*inner:splits[i+1]*inner], into dst at the offsets
+// outSplits (from RaggedSplits). Taking the destination offsets from
+// outSplits rather than from a running sum keeps the copies independent
+// of each other, which matters when the source rows are cache misses.
+func GatherRagged[T any](dst, src []T, splits []int64, idx []int, inner int, outSplits []int64) {
+	for k, i := range idx {
+		lo := int(splits[i]) * inner
+		d := int(outSplits[k]) * inner
+		n := int(outSplits[k+1])*inner - d
+		if n <= shortRow {
+			// A short row is cheaper to move element by element than
+			// through a call to memmove.
+			s, t := src[lo:lo+n], dst[d:d+n]
+			for j := range s {
+				t[j] = s[j]
+			}
+			continue
+		}
+		copy(dst[d:d+n], src[lo:lo+n])
+	}
+}
