@@ -694,8 +694,14 @@ func (w *jsonWriter) float(f float64, bits int) {
 		w.buf = append(w.buf, `"-Infinity"`...)
 		return
 	}
+	// Plain decimals between 1e-6 and 1e21, exponents outside, as
+	// encoding/json and JavaScript write numbers.
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
 	start := len(w.buf)
-	w.buf = strconv.AppendFloat(w.buf, f, 'g', -1, bits)
+	w.buf = strconv.AppendFloat(w.buf, f, format, -1, bits)
 	if bytes.IndexAny(w.buf[start:], ".e") < 0 {
 		w.buf = append(w.buf, '.', '0')
 	}

@@ -1,0 +1,449 @@
+package structtensor
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"pgregory.net/rapid"
+)
+
+// TestJSONGolden reads every testdata/json/NAME.json (one value) and
+// NAME.jsonl (JSON lines), with the spec in NAME.spec when there is one,
+// and compares the result's spec and ToJSON, or the error, with
+// NAME.golden. go test -run TestJSONGolden -update rewrites the golden
+// files; review the diff.
+func TestJSONGolden(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/json/*.json*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inputs) == 0 {
+		t.Fatal("no inputs in testdata/json")
+	}
+	for _, in := range inputs {
+		ext := filepath.Ext(in)
+		base := strings.TrimSuffix(in, ext)
+		t.Run(filepath.Base(base), func(t *testing.T) {
+			data, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var spec []Spec
+			if b, err := os.ReadFile(base + ".spec"); err == nil {
+				s, err := UnmarshalSpec(b)
+				if err != nil {
+					t.Fatalf("%s.spec: %v", base, err)
+				}
+				spec = append(spec, s)
+			}
+			var got bytes.Buffer
+			var v Value
+			if ext == ".jsonl" {
+				v, err = FromJSONLines(data, spec...)
+			} else {
+				v, err = FromJSON(data, spec...)
+			}
+			if err != nil {
+				got.WriteString("error: " + err.Error() + "\n")
+			} else {
+				got.WriteString("spec: " + v.Spec().String() + "\n")
+				out, err := ToJSON(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got.WriteString("json: " + string(out) + "\n")
+				if ext == ".jsonl" {
+					lines, err := ToJSONLines(v)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got.WriteString("jsonl:\n" + string(lines))
+				}
+				checkJSONRoundTrip(t, v)
+			}
+			golden := base + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got.String() != string(want) {
+				t.Errorf("%s differs:\n got: %s\nwant: %s", golden, got.String(), want)
+			}
+		})
+	}
+}
+
+// fataler is what the checks need of *testing.T and *rapid.T.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// checkJSONRoundTrip checks FromJSON(ToJSON(v), v.Spec()) == v (and the
+// JSON lines form when v has rows) for a v whose strings are UTF-8.
+func checkJSONRoundTrip(t fataler, v Value) {
+	t.Helper()
+	if !allUTF8(v) {
+		return
+	}
+	b, err := ToJSON(v)
+	if err != nil {
+		t.Fatalf("ToJSON: %v", err)
+	}
+	back, err := FromJSON(b, v.Spec())
+	if err != nil {
+		t.Fatalf("FromJSON(%s, %v): %v", b, v.Spec(), err)
+	}
+	if !Equal(back, v) {
+		t.Fatalf("FromJSON(ToJSON(v), v.Spec()) differs from v: %s", b)
+	}
+	if v.Rank() == 0 {
+		return
+	}
+	lines, err := ToJSONLines(v)
+	if err != nil {
+		t.Fatalf("ToJSONLines: %v", err)
+	}
+	back, err = FromJSONLines(lines, v.Spec())
+	if err != nil {
+		t.Fatalf("FromJSONLines(%s, %v): %v", lines, v.Spec(), err)
+	}
+	if !Equal(back, v) {
+		t.Fatalf("FromJSONLines(ToJSONLines(v), v.Spec()) differs from v: %s", lines)
+	}
+}
+
+// allUTF8 reports whether every string in v is valid UTF-8 (ToJSON writes
+// the others as base64, which does not read back as the same bytes).
+func allUTF8(v Value) bool {
+	switch x := v.(type) {
+	case *Tensor:
+		if x.DType() != String {
+			return true
+		}
+		for i := 0; i < x.Len(); i++ {
+			if !utf8.Valid(x.StringAt(i)) {
+				return false
+			}
+		}
+		return true
+	case *Ragged:
+		return allUTF8(x.Values())
+	case *StructTensor:
+		for _, f := range x.Fields() {
+			if !allUTF8(f.Value) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// jsonInferable reports whether FromJSON without a spec gives back x from
+// ToJSON(x): only the dtypes JSON infers (bool, int64, float64, string),
+// finite floats.
+func jsonInferable(x Value) bool {
+	switch v := x.(type) {
+	case *Tensor:
+		switch v.DType() {
+		case Bool, Int64, String:
+			return true
+		case Float64:
+			for _, f := range v.Float64s() {
+				if math.IsInf(f, 0) || math.IsNaN(f) {
+					return false
+				}
+			}
+			return true
+		case Float32:
+			return v.Len() == 0 // the dtype of empty lists
+		}
+		return false
+	case *Ragged:
+		return jsonInferable(v.Values())
+	case *StructTensor:
+		for _, f := range v.Fields() {
+			if !jsonInferable(f.Value) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// decodeStd decodes one JSON value with encoding/json, numbers as
+// json.Number: the reference the JSON scanner must agree with through
+// FromValue.
+func decodeStd(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// sameOutcome checks that the JSON path (got, gotErr) agrees with
+// FromValue on the encoding/json decoding (want, wantErr).
+func sameOutcome(t fataler, what string, got Value, gotErr error, want Value, wantErr error) {
+	t.Helper()
+	switch {
+	case gotErr != nil && wantErr != nil:
+		for _, s := range []error{ErrInference, ErrSpec, ErrFieldName} {
+			if errors.Is(gotErr, s) != errors.Is(wantErr, s) {
+				t.Fatalf("%s: JSON error %q, FromValue error %q", what, gotErr, wantErr)
+			}
+		}
+	case gotErr != nil || wantErr != nil:
+		t.Fatalf("%s: JSON error %v, FromValue error %v", what, gotErr, wantErr)
+	case !Equal(got, want):
+		t.Fatalf("%s: JSON gives %v, FromValue gives %v", what, got.Spec(), want.Spec())
+	}
+}
+
+func TestJSONRoundTripProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, v, spec := drawValue(t, true)
+		x, err := FromValue(v, spec)
+		if err != nil {
+			t.Fatalf("FromValue: %v", err)
+		}
+		checkJSONRoundTrip(t, x)
+		b, err := ToJSON(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		std, err := decodeStd(b)
+		if err != nil {
+			t.Fatalf("encoding/json cannot read ToJSON output %s: %v", b, err)
+		}
+		// With the spec, without it, and the JSON lines form: the scanner
+		// and FromValue over encoding/json agree.
+		got, gotErr := FromJSON(b, x.Spec())
+		want, wantErr := FromValue(std, x.Spec())
+		sameOutcome(t, "with spec", got, gotErr, want, wantErr)
+		got, gotErr = FromJSON(b)
+		want, wantErr = FromValue(std)
+		sameOutcome(t, "inferred", got, gotErr, want, wantErr)
+		if s.inferred(true) && !notInferable(x) && jsonInferable(x) {
+			if gotErr != nil {
+				t.Fatalf("FromJSON(%s) of inferred form: %v", b, gotErr)
+			}
+			if !Equal(got, x) {
+				t.Fatalf("FromJSON(ToJSON(x)) = %v, want %v", got.Spec(), x.Spec())
+			}
+		}
+		if x.Rank() > 0 {
+			lines, err := ToJSONLines(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gotErr := FromJSONLines(lines)
+			want, wantErr := FromValue(std)
+			if _, isTensor := want.(*Tensor); wantErr == nil && isTensor && x.NumRows() == 0 {
+				return // no records: nothing to infer a type from
+			}
+			sameOutcome(t, "JSON lines", got, gotErr, want, wantErr)
+		}
+	})
+}
+
+func TestJSONExactNumbers(t *testing.T) {
+	x, err := FromJSON([]byte(`{"i":[-9223372036854775808, 9223372036854775807], "u":[18446744073709551615], "f":[0.1, 1e300, 5e-324]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := m{
+		"i": l{int64(math.MinInt64), int64(math.MaxInt64)},
+		"u": l{uint64(math.MaxUint64)},
+		"f": l{0.1, 1e300, 5e-324},
+	}
+	if got := ToValue(x); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v, want %#v", got, want)
+	}
+	b, err := ToJSON(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"f":[0.1,1e+300,5e-324],"i":[-9223372036854775808,9223372036854775807],"u":[18446744073709551615]}`; string(b) != want {
+		t.Errorf("ToJSON = %s, want %s", b, want)
+	}
+	// A float that happens to be integral is written with ".0" so that it
+	// reads back as a float.
+	f, _ := FromValue(l{1.0, -2.0})
+	if b, _ := ToJSON(f); string(b) != "[1.0,-2.0]" {
+		t.Errorf("ToJSON(floats) = %s", b)
+	}
+	// float32 is parsed once, straight to float32.
+	f32, err := FromJSON([]byte(`[0.1, 16777217, 3.4028235e38]`), &TensorSpec{DType: Float32, Shape: Shape{3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f32.(*Tensor).Float32s(), []float32{0.1, 16777216, math.MaxFloat32}; !reflect.DeepEqual(got, want) {
+		t.Errorf("float32: %v, want %v", got, want)
+	}
+}
+
+func TestJSONNonFinite(t *testing.T) {
+	x, _ := FromValue(l{math.NaN(), math.Inf(1), math.Inf(-1), 0.5})
+	b, err := ToJSON(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `["NaN","Infinity","-Infinity",0.5]`; string(b) != want {
+		t.Errorf("ToJSON = %s, want %s", b, want)
+	}
+	back, err := FromJSON(b, x.Spec())
+	if err != nil || !Equal(back, x) {
+		t.Errorf("FromJSON(%s, spec) = %v, %v", b, back, err)
+	}
+	// Without a spec they are strings, and a mix with numbers is an error.
+	if _, err := FromJSON(b); !errors.Is(err, ErrInference) {
+		t.Errorf("FromJSON without spec: %v, want ErrInference", err)
+	}
+}
+
+func TestJSONInvalidUTF8Base64(t *testing.T) {
+	x, err := NewTensor(nil, [][]byte{{0xff, 0x00, 'a'}, []byte("fine")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ToJSON(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `["/wBh","fine"]`; string(b) != want {
+		t.Errorf("ToJSON = %s, want %s", b, want)
+	}
+	// Invalid UTF-8 read from JSON is kept byte for byte.
+	v, err := FromJSON([]byte("[\"\xff\"]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.(*Tensor).StringAt(0); !bytes.Equal(got, []byte{0xff}) || v.(*Tensor).UTF8() {
+		t.Errorf("got %q (utf8 mark %v), want \\xff unmarked", got, v.(*Tensor).UTF8())
+	}
+}
+
+func TestJSONErrorPositions(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		lines    bool
+		is       error
+		want     string
+	}{
+		{"record line", "{\"a\":1}\n{\"a\":2}\n{\"a\":\"x\"}\n", true, ErrInference, `line 3, byte offset 21: field "a" at [2]: int64 vs string`},
+		{"nested path", `{"r": [{"x": [1]}, {"x": [2, true]}]}`, false, ErrInference, `byte offset 29: field "x" at r[1] element [1]: int64 vs bool`},
+		{"syntax", "[1,\n 2,\n x]", false, ErrSyntax, `line 3, byte offset 9: at [2]: unexpected 'x'`},
+		{"missing at end", "{\"a\":1,\"b\":1}\n{\"a\":1}\n", true, ErrInference, `line 2, byte offset 14: at [1]: missing field "b"`},
+		{"spec unknown field", `{"a":1,"zz":2}`, false, ErrSpec, `byte offset 7: field "zz" is not in the spec`},
+		{"empty", "  ", false, ErrSyntax, `no JSON value`},
+		{"deep", strings.Repeat("[", 20000), false, ErrSyntax, `nested too deep`},
+		{"bad escape", `["\x"]`, false, ErrSyntax, `invalid escape`},
+		{"control char", "[\"a\tb\"]", false, ErrSyntax, `control character`},
+		{"bad literal", `[tru]`, false, ErrSyntax, `invalid literal`},
+		{"exponent", `[1e]`, false, ErrSyntax, `no digits in the exponent`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var spec []Spec
+			if tc.is == ErrSpec {
+				spec = append(spec, &StructSpec{Shape: Shape{}, Fields: []FieldSpec{{"a", &TensorSpec{DType: Int64, Shape: Shape{}}}}})
+			}
+			var err error
+			if tc.lines {
+				_, err = FromJSONLines([]byte(tc.in), spec...)
+			} else {
+				_, err = FromJSON([]byte(tc.in), spec...)
+			}
+			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %v containing %q", err, tc.is, tc.want)
+			}
+		})
+	}
+}
+
+// fuzzSeeds are the seed corpus of both fuzz targets, with every golden
+// input.
+func fuzzSeeds(f *testing.F) {
+	for _, s := range []string{
+		`{"a":12,"b":[1,2,3],"c":[[1,2],[3]]}`,
+		`[[{"a":1},{"a":2},{"a":3}],[{"a":4},{"a":5}]]`,
+		`[{"a":1},{"a":"c"}]`, `[1, 2.5, "x"]`, `[[], [[]]]`, `"\ud83d\ude00"`,
+		"{\"a\":1}\n{\"a\":2}\n", "[1]\n[]\n", `[18446744073709551615]`, `{"a":{"b":{"c":[true]}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	inputs, _ := filepath.Glob("testdata/json/*.json*")
+	for _, in := range inputs {
+		if b, err := os.ReadFile(in); err == nil {
+			f.Add(b)
+		}
+	}
+}
+
+// FuzzFromJSON checks that FromJSON never panics, accepts only what
+// encoding/json accepts, agrees with FromValue over encoding/json, and
+// that what it reads round-trips through ToJSON.
+func FuzzFromJSON(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := FromJSON(data)
+		if err == nil && !json.Valid(data) {
+			t.Fatalf("FromJSON accepted invalid JSON %q", data)
+		}
+		if err == nil {
+			checkJSONRoundTrip(t, v)
+		}
+		if !utf8.Valid(data) || (err != nil && strings.Contains(err.Error(), "appears twice")) {
+			return // encoding/json rewrites bad UTF-8 and keeps the last of duplicate keys
+		}
+		std, stdErr := decodeStd(data)
+		if stdErr != nil || !json.Valid(data) {
+			return
+		}
+		want, wantErr := FromValue(std)
+		sameOutcome(t, "FromJSON vs FromValue", v, err, want, wantErr)
+	})
+}
+
+// FuzzFromJSONLines checks that FromJSONLines never panics and that what
+// it reads round-trips through ToJSONLines.
+func FuzzFromJSONLines(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := FromJSONLines(data)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+			return
+		}
+		checkJSONRoundTrip(t, v)
+		if v.NumRows() == 0 || !allUTF8(v) {
+			return
+		}
+		lines, err := ToJSONLines(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := FromJSONLines(lines)
+		if err != nil || !Equal(back, v) {
+			t.Fatalf("FromJSONLines(ToJSONLines(v)) = %v, %v; lines %q", back, err, lines)
+		}
+	})
+}
