@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/structtensor/structtensor-go/structtensor"
+)
+
+// format is one data format "convert" reads or writes. Formats register
+// themselves from init (this file: json, jsonl, spec; others in their own
+// files), so adding one touches no shared code.
+type format struct {
+	// read reads one value; nil if the format cannot be read.
+	read func(io.Reader) (structtensor.Value, error)
+	// readSpec reads one value of a given spec; nil if the format takes no
+	// spec (convert --spec is then an error).
+	readSpec func(io.Reader, structtensor.Spec) (structtensor.Value, error)
+	// write writes one value; nil if the format cannot be written.
+	write func(io.Writer, structtensor.Value) error
+}
+
+var formats = map[string]*format{}
+
+// registerFormat adds a format that convert can read (read != nil) and/or
+// write (write != nil).
+func registerFormat(name string, read func(io.Reader) (structtensor.Value, error), write func(io.Writer, structtensor.Value) error) {
+	if _, dup := formats[name]; dup {
+		panic("structtensor: format registered twice: " + name)
+	}
+	formats[name] = &format{read: read, write: write}
+}
+
+// registerSpecReader lets format name read a value of a given spec
+// (convert --spec FILE).
+func registerSpecReader(name string, read func(io.Reader, structtensor.Spec) (structtensor.Value, error)) {
+	f, ok := formats[name]
+	if !ok {
+		panic("structtensor: spec reader for unregistered format " + name)
+	}
+	f.readSpec = read
+}
+
+func init() {
+	registerFormat("json",
+		func(r io.Reader) (structtensor.Value, error) { return structtensor.ReadJSON(r) },
+		func(w io.Writer, v structtensor.Value) error {
+			if err := structtensor.WriteJSON(w, v); err != nil {
+				return err
+			}
+			_, err := io.WriteString(w, "\n")
+			return err
+		})
+	registerSpecReader("json", func(r io.Reader, s structtensor.Spec) (structtensor.Value, error) {
+		return structtensor.ReadJSON(r, s)
+	})
+	registerFormat("jsonl",
+		func(r io.Reader) (structtensor.Value, error) { return structtensor.ReadJSONLines(r) },
+		structtensor.WriteJSONLines)
+	registerSpecReader("jsonl", func(r io.Reader, s structtensor.Spec) (structtensor.Value, error) {
+		return structtensor.ReadJSONLines(r, s)
+	})
+	registerFormat("spec", nil, func(w io.Writer, v structtensor.Value) error {
+		b, err := structtensor.MarshalSpec(v.Spec())
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	})
+	register(command{
+		name:    "convert",
+		summary: "convert data between formats (json, jsonl, spec, ...)",
+		run:     runConvert,
+	})
+}
+
+func formatNames(can func(*format) bool) string {
+	var names []string
+	for n, f := range formats {
+		if can(f) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+func canRead(f *format) bool  { return f.read != nil }
+func canWrite(f *format) bool { return f.write != nil }
+
+func runConvert(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	from := fs.String("from", "json", "input format: "+formatNames(canRead))
+	to := fs.String("to", "json", "output format: "+formatNames(canWrite))
+	outPath := fs.String("o", "", "write to `FILE` instead of standard output")
+	specPath := fs.String("spec", "", "read the input with the spec in `FILE` (as written by --to spec) instead of inferring it")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: structtensor convert [--from FORMAT] [--to FORMAT] [--spec FILE] [-o FILE] [FILE|-]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 1 {
+		return fmt.Errorf("one input file at most, got %d", fs.NArg())
+	}
+	in, ok := formats[*from]
+	if !ok || in.read == nil {
+		return fmt.Errorf("cannot read format %q (readable: %s)", *from, formatNames(canRead))
+	}
+	out, ok := formats[*to]
+	if !ok || out.write == nil {
+		return fmt.Errorf("cannot write format %q (writable: %s)", *to, formatNames(canWrite))
+	}
+	var spec structtensor.Spec
+	if *specPath != "" {
+		if in.readSpec == nil {
+			return fmt.Errorf("format %q does not take a spec", *from)
+		}
+		b, err := os.ReadFile(*specPath)
+		if err != nil {
+			return err
+		}
+		if spec, err = structtensor.UnmarshalSpec(b); err != nil {
+			return fmt.Errorf("%s: %w", *specPath, err)
+		}
+	}
+
+	name, r := "stdin", stdin
+	if fs.NArg() == 1 && fs.Arg(0) != "-" {
+		name = fs.Arg(0)
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	var v structtensor.Value
+	var err error
+	if spec != nil {
+		v, err = in.readSpec(bufio.NewReader(r), spec)
+	} else {
+		v, err = in.read(bufio.NewReader(r))
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+
+	if *outPath == "" {
+		w := bufio.NewWriter(stdout)
+		if err := out.write(w, v); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+	return writeFileAtomic(*outPath, func(w io.Writer) error { return out.write(w, v) })
+}
+
+// writeFileAtomic writes path through a temporary file in the same
+// directory, renamed into place only once everything was written, so that
+// a failure never leaves a partial file that looks whole.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	w := bufio.NewWriter(tmp)
+	if err := write(w); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
