@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <thread>
@@ -58,8 +59,8 @@ constexpr uint64_t kMaxFieldNumber = (1u << 29) - 1;
 constexpr uint32_t kDenseLimit = 4096;
 
 struct FieldPlan {
+  // Hot: read for every field occurrence.
   uint32_t number = 0;
-  std::string path;  // for errors: the projection path from the root
   uint8_t type = 0;
   uint8_t mode = 0;
   uint8_t wire = 0;   // the wire type of one unpacked value
@@ -72,7 +73,9 @@ struct FieldPlan {
   int32_t child = -1;
   int32_t partition = -1;
   uint64_t def_bits = 0;
+  // Cold.
   std::string def_str;
+  std::string path;  // for errors: the projection path from the root
 };
 
 struct NodePlan {
@@ -96,7 +99,15 @@ struct NodePlan {
 
 }  // namespace
 
+namespace {
+struct Decoder;
+}
+
 struct st_plan {
+  // Decoders of finished results, kept with their buffers' capacity so
+  // that the next batch neither reallocates nor page-faults.
+  mutable std::mutex pool_mu;
+  mutable std::vector<Decoder*> pool;
   std::string message;  // full name of the root message, for errors
   uint32_t flags = 0;
   uint32_t max_depth = 100;
@@ -392,24 +403,8 @@ struct Column {
 // read_varint decodes a varint from [p, end). It returns the position after
 // it, or nullptr when it is truncated or longer than 10 bytes (or its 10th
 // byte overflows 64 bits, as protobuf-go rejects).
-inline const uint8_t* read_varint(const uint8_t* p, const uint8_t* end, uint64_t* out) {
-  if (p < end && *p < 0x80) {
-    *out = *p;
-    return p + 1;
-  }
+__attribute__((noinline)) const uint8_t* read_varint_slow(const uint8_t* p, const uint8_t* end, uint64_t* out) {
   uint64_t v = 0;
-  if (end - p >= 10) {
-    for (int i = 0; i < 10; i++) {
-      uint64_t b = p[i];
-      v |= (b & 0x7f) << (7 * i);
-      if (b < 0x80) {
-        if (i == 9 && b > 1) return nullptr;
-        *out = v;
-        return p + i + 1;
-      }
-    }
-    return nullptr;
-  }
   for (int i = 0; p + i < end; i++) {
     uint64_t b = p[i];
     v |= (b & 0x7f) << (7 * i);
@@ -421,6 +416,77 @@ inline const uint8_t* read_varint(const uint8_t* p, const uint8_t* end, uint64_t
     if (i == 9) return nullptr;
   }
   return nullptr;
+}
+
+__attribute__((always_inline)) inline const uint8_t* read_varint(const uint8_t* p, const uint8_t* end, uint64_t* out) {
+  if (end - p < 10) {
+    if (p < end && *p < 0x80) {
+      *out = *p;
+      return p + 1;
+    }
+    return read_varint_slow(p, end, out);
+  }
+  // At least 10 bytes: no bounds checks. Each step adds the next byte
+  // shifted into place minus its continuation bit (the (b - 1) trick: the
+  // previous byte's 0x80 was added one step earlier at this position).
+  uint64_t res = p[0];
+  if (res < 0x80) {
+    *out = res;
+    return p + 1;
+  }
+  uint64_t b = p[1];
+  res += (b - 1) << 7;
+  if (b < 0x80) {
+    *out = res;
+    return p + 2;
+  }
+  b = p[2];
+  res += (b - 1) << 14;
+  if (b < 0x80) {
+    *out = res;
+    return p + 3;
+  }
+  b = p[3];
+  res += (b - 1) << 21;
+  if (b < 0x80) {
+    *out = res;
+    return p + 4;
+  }
+  b = p[4];
+  res += (b - 1) << 28;
+  if (b < 0x80) {
+    *out = res;
+    return p + 5;
+  }
+  b = p[5];
+  res += (b - 1) << 35;
+  if (b < 0x80) {
+    *out = res;
+    return p + 6;
+  }
+  b = p[6];
+  res += (b - 1) << 42;
+  if (b < 0x80) {
+    *out = res;
+    return p + 7;
+  }
+  b = p[7];
+  res += (b - 1) << 49;
+  if (b < 0x80) {
+    *out = res;
+    return p + 8;
+  }
+  b = p[8];
+  res += (b - 1) << 56;
+  if (b < 0x80) {
+    *out = res;
+    return p + 9;
+  }
+  b = p[9];
+  if (b > 1) return nullptr;  // overflow, or more than 10 bytes
+  res += (b - 1) << 63;
+  *out = res;
+  return p + 10;
 }
 
 // valid_utf8 matches Go's utf8.Valid: no overlong forms, no surrogates,
@@ -493,12 +559,36 @@ struct Decoder {
     for (size_t i = 0; i < cols.size(); i++) {
       cols[i].dtype = pl->col_dtype[i];
       cols[i].shift = shift_of(cols[i].dtype);
-      if (cols[i].dtype == ST_STRING) cols[i].offs.push<int64_t>(0);
     }
-    for (auto& p : parts) p.push<int64_t>(0);
+    reset();
   }
 
-  std::nullptr_t fail(int32_t c, const uint8_t* at, const char* what, const std::string& path) {
+  // reset empties the outputs, keeping the buffers' capacity.
+  void reset() {
+    for (auto& c : cols) {
+      c.vals.len = 0;
+      c.offs.len = 0;
+      if (c.dtype == ST_STRING) c.offs.push<int64_t>(0);
+    }
+    for (auto& p : parts) {
+      p.len = 0;
+      p.push<int64_t>(0);
+    }
+    std::fill(counts.begin(), counts.end(), 0);
+    code = ST_OK;
+    err_record = err_offset = -1;
+    err_msg.clear();
+    cancel = nullptr;
+  }
+
+  size_t capacity() const {
+    size_t n = 0;
+    for (auto& c : cols) n += c.vals.cap + c.offs.cap;
+    for (auto& p : parts) n += p.cap;
+    return n;
+  }
+
+  __attribute__((noinline, cold)) std::nullptr_t fail(int32_t c, const uint8_t* at, const char* what, const std::string& path) {
     code = c;
     err_offset = at - rec_start;
     err_msg = what;
@@ -642,20 +732,17 @@ struct Decoder {
   template <class T, class Conv>
   const uint8_t* packed_varints(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs, Conv conv) {
     Column& c = cols[size_t(f.column)];
-    size_t n = 0;
-    for (const uint8_t* s = p; s < q; s++) n += *s < 0x80;
+    // Every value takes at least one byte: reserve for the worst case
+    // rather than counting terminators first.
+    size_t n = size_t(q - p);
     c.vals.reserve_more(n * sizeof(T));
     T* out = reinterpret_cast<T*>(c.vals.p + c.vals.len);
     size_t k = 0;
+    // k < n always holds: each value consumes at least one byte.
     while (p < q) {
       uint64_t v;
-      if (*p < 0x80) {
-        v = *p++;
-      } else {
-        p = read_varint(p, q, &v);
-        if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.path);
-      }
-      if (k == n) return fail(ST_ERR_MALFORMED, fs, "bad packed field", f.path);
+      p = read_varint(p, q, &v);
+      if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.path);
       T t = conv(v);
       memcpy(out + k, &t, sizeof(T));
       k++;
@@ -830,9 +917,37 @@ struct st_result {
   const st_plan* plan;
   int64_t nrecords = 0;
   std::vector<std::unique_ptr<Decoder>> chunks;
+
+  ~st_result() {
+    // Hand the decoders back to the plan (up to a few, none that hold
+    // more than 256 MiB) for the next batch.
+    std::lock_guard<std::mutex> lock(plan->pool_mu);
+    for (auto& c : chunks) {
+      if (plan->pool.size() < 16 && c->capacity() <= (size_t(256) << 20)) {
+        try {
+          plan->pool.push_back(c.get());
+          c.release();
+        } catch (...) {
+        }
+      }
+    }
+  }
 };
 
 namespace {
+
+std::unique_ptr<Decoder> get_decoder(const st_plan* plan) {
+  {
+    std::lock_guard<std::mutex> lock(plan->pool_mu);
+    if (!plan->pool.empty()) {
+      std::unique_ptr<Decoder> d(plan->pool.back());
+      plan->pool.pop_back();
+      d->reset();
+      return d;
+    }
+  }
+  return std::unique_ptr<Decoder>(new Decoder(plan));
+}
 
 template <class Get>
 st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_prefix, const st_options* opts,
@@ -857,7 +972,7 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     }
     bounds[size_t(nchunks)] = n;
     for (int64_t k = 0; k < nchunks; k++) {
-      res->chunks.emplace_back(new Decoder(plan));
+      res->chunks.push_back(get_decoder(plan));
       res->chunks.back()->cancel = cancel;
     }
     if (nchunks == 1) {
@@ -911,7 +1026,11 @@ st_plan* st_plan_new(const uint8_t* data, size_t len, st_error* err) {
   }
 }
 
-void st_plan_free(st_plan* plan) { delete plan; }
+void st_plan_free(st_plan* plan) {
+  if (!plan) return;
+  for (Decoder* d : plan->pool) delete d;
+  delete plan;
+}
 
 int64_t st_plan_num_columns(const st_plan* plan) { return plan ? int64_t(plan->col_dtype.size()) : -1; }
 int64_t st_plan_num_partitions(const st_plan* plan) { return plan ? plan->nparts : -1; }
