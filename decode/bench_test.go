@@ -2,10 +2,10 @@ package decode
 
 import (
 	"fmt"
-	"syscall"
-	"time"
 	"math/rand/v2"
+	"syscall"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
