@@ -244,7 +244,7 @@ func Stack(vals []st.Value, axis int) (st.Value, error) {
 }
 
 // Unstack splits v along axis into its slices. Axis 0 may be of any size;
-// an inner axis must be uniform (every row the same length).
+// the rows of an inner axis must all have the same length.
 func Unstack(v st.Value, axis int) ([]st.Value, error) {
 	a, err := normAxis(axis, v.Rank(), "axis")
 	if err != nil {
@@ -261,7 +261,20 @@ func Unstack(v st.Value, axis int) ([]st.Value, error) {
 	}
 	n := v.Shape()[a]
 	if n < 0 {
-		return nil, fmt.Errorf("%w: cannot unstack ragged axis %d", ErrAxis, a)
+		// A ragged axis unstacks when all its rows have one length.
+		parts, _, err := st.SplitOuterDims(v, a+1)
+		if err != nil {
+			return nil, err
+		}
+		p := parts[a-1]
+		for i := 0; i < p.NumRows(); i++ {
+			if l := p.RowLength(i); i == 0 {
+				n = l
+			} else if l != n {
+				return nil, fmt.Errorf("%w: cannot unstack ragged axis %d: row %d has %d elements, row 0 has %d", ErrAxis, a, i, l, n)
+			}
+		}
+		n = max(n, 0)
 	}
 	out := make([]st.Value, n)
 	for i := range out {

@@ -184,6 +184,9 @@ func GatherND(params, indices st.Value, batchDims int) (st.Value, error) {
 		return nil, err
 	}
 	tuples, ok := tv.(*st.Tensor)
+	if r, isRagged := tv.(*st.Ragged); isRagged {
+		tuples, ok = uniformRows(r)
+	}
 	if !ok || tuples.Rank() != 2 {
 		return nil, fmt.Errorf("%w: the last dimension of gather_nd indices must be dense", ErrShape)
 	}
@@ -325,4 +328,23 @@ func int64s(v st.Value) ([]int64, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("%w: indices have dtype %v, want int32 or int64", ErrIndex, t.DType())
+}
+
+// uniformRows returns a Ragged value of one partition whose rows all have
+// the same length as a dense Tensor, sharing its values.
+func uniformRows(r *st.Ragged) (*st.Tensor, bool) {
+	if r.RaggedRank() != 1 {
+		return nil, false
+	}
+	p, vals := r.Partitions()[0], r.Values()
+	n := 0
+	for i := 0; i < p.NumRows(); i++ {
+		if i == 0 {
+			n = p.RowLength(0)
+		} else if p.RowLength(i) != n {
+			return nil, false
+		}
+	}
+	t, err := vals.Reshape(append(st.Shape{p.NumRows(), n}, vals.Shape()[1:]...))
+	return t, err == nil
 }
