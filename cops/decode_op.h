@@ -1,0 +1,34 @@
+// decode_op.h: registration of the StructTensorDecodeProto op and its CPU
+// kernel with TensorFlow, through TensorFlow's C op and kernel API.
+#ifndef STRUCTTENSOR_COPS_DECODE_OP_H_
+#define STRUCTTENSOR_COPS_DECODE_OP_H_
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// The name of the op in graphs (Python: struct_tensor_decode_proto).
+#define STRUCTTENSOR_DECODE_OP_NAME "StructTensorDecodeProto"
+
+// Outcomes of structtensor_cops_register.
+enum {
+  STRUCTTENSOR_COPS_REGISTERED = 0,       // registered by this call
+  STRUCTTENSOR_COPS_ALREADY = 1,          // the op was already in TensorFlow's registry
+  STRUCTTENSOR_COPS_ERROR = -1            // registration failed; msg says why
+};
+
+// structtensor_cops_register registers the op definition and the CPU kernel
+// unless TensorFlow's op registry already holds an op of that name (put there
+// by an earlier call, or by libstructtensor_ops.so loaded into the same
+// process): TensorFlow aborts the process on a duplicate registration, so
+// the registry, shared by every copy of this code in a process, is the
+// guard. On error it writes a NUL-terminated message into msg.
+int structtensor_cops_register(char* msg, size_t msg_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // STRUCTTENSOR_COPS_DECODE_OP_H_

@@ -1,0 +1,56 @@
+// Package cops holds structtensor's TensorFlow custom ops, written against
+// TensorFlow's ABI-stable C op and kernel API (tensorflow/c/ops.h,
+// tensorflow/c/kernels.h): today one op, StructTensorDecodeProto, which
+// runs the native shredding engine (package native) inside a TensorFlow
+// graph.
+//
+// # The op
+//
+//	StructTensorDecodeProto(records: string)
+//	    -> (row_splits: num_partitions * int64, values: value_dtypes)
+//	attrs: plan: string             the decode.Plan in its byte form
+//	       num_partitions: int >= 0
+//	       value_dtypes: list(type)  one per leaf column
+//	       num_threads: int = 0      engine threads per run (0 = all cores)
+//
+// records is a vector of serialized protobuf records. The outputs are the
+// plan's partitions (row splits, one row per element of the parent
+// message level) and value columns, in the engine's numbering, which
+// decode.Compile assigns in pre-order of the projected fields: the same
+// order in which tfbridge.Components visits row splits and values. LayoutOf
+// maps the op's flat outputs onto the components of plan.Spec() in
+// tfbridge's order, and DecodeGraph hands them to tfbridge.NewSymbolicStruct,
+// so running the graph yields the StructTensor plan.Decode returns for the
+// same records. Every output has shape [?] (the shape function says so).
+//
+// # The kernel
+//
+// The kernel (decode_op.cc) is C++ that calls the engine's C ABI directly:
+// TensorFlow runs kernels on its own threads, which must never call into
+// Go. The plan attribute is parsed once per kernel instance, when
+// TensorFlow creates it; the kernel also checks there that the node's
+// num_partitions and value_dtypes match the plan, so a graph whose
+// attributes were edited fails to construct rather than mislabel columns.
+// Each run reads the TF_TString records in place (pointer and length, no
+// copy), decodes them in one engine call, allocates each output with its
+// final size and copies the column in (strings into TF_TStrings). A record
+// the engine rejects fails the run with InvalidArgument naming the record
+// index, the byte offset inside it and the field path, and no output.
+//
+// # Registration
+//
+// The same C++ sources serve two hosts:
+//
+//   - In a Go process, Register (called by DecodeGraph and by package
+//     savedmodel before it loads a DataView) registers the op and kernel
+//     in process, once.
+//   - make ops-lib compiles them, with the engine and sharedlib/load.cc,
+//     into build/libstructtensor_ops.so, which Python's tf.load_op_library
+//     (or tfbridge.LoadLibrary) loads; load.cc registers on load.
+//
+// TensorFlow aborts the process when an op name is registered twice, and
+// each host carries its own copy of the code, so a flag in one copy cannot
+// guard the other. The guard is TensorFlow's own op registry, which every
+// copy shares: registration first looks the op up (TF_GraphGetOpDef) and
+// registers nothing when it is already there.
+package cops
