@@ -25,6 +25,9 @@ type Graph struct {
 
 	nameMu sync.Mutex
 	names  map[string]int // next suffix per operation type, for generated names
+
+	opsMu sync.Mutex
+	ops   map[*C.TF_Operation]*Operation // one wrapper per operation
 }
 
 func deleteGraph(c *C.TF_Graph) { C.TF_DeleteGraph(c) }
@@ -32,7 +35,7 @@ func deleteGraph(c *C.TF_Graph) { C.TF_DeleteGraph(c) }
 // NewGraph returns an empty graph.
 func NewGraph() *Graph {
 	c := C.TF_NewGraph()
-	g := &Graph{c: c, names: map[string]int{}}
+	g := &Graph{c: c, names: map[string]int{}, ops: map[*C.TF_Operation]*Operation{}}
 	g.cleanup = runtime.AddCleanup(g, deleteGraph, c)
 	return g
 }
@@ -63,6 +66,19 @@ func (g *Graph) lock() error {
 
 func (g *Graph) unlock() { g.mu.RUnlock() }
 
+// op returns the one wrapper of c, so that Outputs of the same tensor are
+// equal map keys however they were looked up.
+func (g *Graph) op(c *C.TF_Operation) *Operation {
+	g.opsMu.Lock()
+	defer g.opsMu.Unlock()
+	op, ok := g.ops[c]
+	if !ok {
+		op = &Operation{c: c, g: g}
+		g.ops[c] = op
+	}
+	return op
+}
+
 // Operation returns the operation called name, or nil if there is none.
 func (g *Graph) Operation(name string) *Operation {
 	if g.lock() != nil {
@@ -75,7 +91,7 @@ func (g *Graph) Operation(name string) *Operation {
 	if op == nil {
 		return nil
 	}
-	return &Operation{c: op, g: g}
+	return g.op(op)
 }
 
 // Operations returns every operation of the graph, in the order they were
@@ -92,7 +108,7 @@ func (g *Graph) Operations() []*Operation {
 		if op == nil {
 			return ops
 		}
-		ops = append(ops, &Operation{c: op, g: g})
+		ops = append(ops, g.op(op))
 	}
 }
 
@@ -416,7 +432,7 @@ func (g *Graph) AddOperation(spec OpSpec) (*Operation, error) {
 	if err := st.err(); err != nil {
 		return nil, fmt.Errorf("operation %q (%s): %w", name, spec.Type, err)
 	}
-	return &Operation{c: op, g: g}, nil
+	return g.op(op), nil
 }
 
 func (g *Graph) checkInput(in Input, spec OpSpec) error {
