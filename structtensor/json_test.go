@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -446,4 +447,163 @@ func FuzzFromJSONLines(f *testing.F) {
 			t.Fatalf("FromJSONLines(ToJSONLines(v)) = %v, %v; lines %q", back, err, lines)
 		}
 	})
+}
+
+// TestFromValueAgainstTensorFlow reads the golden inputs that TensorFlow
+// can read too with StructuredTensor.from_pyval (through
+// testdata/json/tf_from_pyval.py in the project's .venv, made by
+// scripts/setup-python.sh) and checks that FromJSON gives the same kinds,
+// shapes, ragged ranks, row partitions and values, and fails where
+// TensorFlow fails. Dtypes are compared by class: TensorFlow makes Python
+// ints int32 and floats float32 where Go values are int64 and float64.
+func TestFromValueAgainstTensorFlow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts TensorFlow")
+	}
+	python := os.Getenv("STRUCTTENSOR_PYTHON")
+	if python == "" {
+		python = filepath.Join("..", ".venv", "bin", "python")
+	}
+	if _, err := os.Stat(python); err != nil {
+		t.Skipf("no TensorFlow venv (%v); run scripts/setup-python.sh", err)
+	}
+	var files []string
+	for _, pat := range []string{"tf_*.json", "rfc_*.json", "err_structs_and_scalars.json", "err_null.json", "numbers_int64.json"} {
+		m, _ := filepath.Glob(filepath.Join("testdata", "json", pat))
+		files = append(files, m...)
+	}
+	cmd := exec.Command(python, append([]string{filepath.Join("testdata", "json", "tf_from_pyval.py")}, files...)...)
+	cmd.Env = append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=3", "CUDA_VISIBLE_DEVICES=")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", python, err, stderr.Bytes())
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(files) {
+		t.Fatalf("%d results for %d files:\n%s\n%s", len(lines), len(files), out, stderr.Bytes())
+	}
+	for i, line := range lines {
+		var tf struct {
+			File  string
+			Error string
+			Value any
+			Pyval any
+		}
+		if err := json.Unmarshal([]byte(line), &tf); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		t.Run(tf.File, func(t *testing.T) {
+			data, err := os.ReadFile(files[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := FromJSON(data)
+			if tf.Error != "" || err != nil {
+				if (tf.Error != "") != (err != nil) {
+					t.Fatalf("TensorFlow error %q, ours %v", tf.Error, err)
+				}
+				return
+			}
+			if got := jsonRoundTrip(t, describeLikeTF(t, v)); !approxEqual(got, tf.Value) {
+				t.Errorf("structure differs:\n ours %v\n   tf %v", got, tf.Value)
+			}
+			if got := jsonRoundTrip(t, ToValue(v)); !approxEqual(got, tf.Pyval) {
+				t.Errorf("values differ:\n ours %v\n   tf %v", got, tf.Pyval)
+			}
+		})
+	}
+}
+
+// describeLikeTF describes v as tf_from_pyval.py describes TensorFlow's
+// result.
+func describeLikeTF(t *testing.T, v Value) map[string]any {
+	shape := func(s Shape) []any {
+		out := []any{}
+		for _, d := range s {
+			if d < 0 {
+				out = append(out, nil)
+			} else {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	class := func(d DType) string {
+		switch d {
+		case Int32, Int64, Uint32, Uint64:
+			return "int"
+		case Float32, Float64:
+			return "float"
+		}
+		return d.String()
+	}
+	switch x := v.(type) {
+	case *StructTensor:
+		parts := []any{}
+		for _, p := range x.Partitions() {
+			parts = append(parts, p.RowSplits())
+		}
+		fields := map[string]any{}
+		for _, name := range x.FieldNames() {
+			f, err := x.FieldValue(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fields[name] = describeLikeTF(t, f)
+		}
+		return map[string]any{"kind": "struct", "shape": shape(x.Shape()), "partitions": parts, "fields": fields}
+	case *Ragged:
+		return map[string]any{"kind": "ragged", "shape": shape(x.Shape()), "ragged_rank": x.RaggedRank(), "dtype": class(x.DType())}
+	case *Tensor:
+		return map[string]any{"kind": "tensor", "shape": shape(x.Shape()), "dtype": class(x.DType())}
+	}
+	t.Fatalf("unknown value %T", v)
+	return nil
+}
+
+func jsonRoundTrip(t *testing.T, v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// approxEqual compares decoded JSON values, numbers to a relative 1e-6
+// (TensorFlow's float32 against our float64).
+func approxEqual(a, b any) bool {
+	switch x := a.(type) {
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.Abs(x-y) <= 1e-6*math.Max(1, math.Abs(x))
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !approxEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			if !approxEqual(v, y[k]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
 }
