@@ -6,7 +6,7 @@ export CGO_ENABLED := 1
 # tfbridge finds TensorFlow through build/pkgconfig/tensorflow.pc (make setup-tf).
 export PKG_CONFIG_PATH := $(CURDIR)/build/pkgconfig:$(PKG_CONFIG_PATH)
 
-.PHONY: all setup setup-go setup-tf build demo test vet bench bench-go fmt
+.PHONY: all setup setup-go setup-tf build demo test vet bench bench-go fmt ops-lib
 
 all: build
 
@@ -21,6 +21,16 @@ setup-tf:
 
 build: setup-go setup-tf
 	$(GO) build -o bin/structtensor ./cmd/structtensor
+
+# The decode op for Python TensorFlow (tf.load_op_library): the native engine
+# and the cops kernel in one shared library, against the runtime of setup-tf.
+OPS_LIB := build/libstructtensor_ops.so
+OPS_SRCS := $(wildcard native/*.cc) cops/decode_op.cc cops/sharedlib/load.cc
+ops-lib: $(OPS_LIB)
+$(OPS_LIB): $(OPS_SRCS) native/include/structtensor_native.h cops/decode_op.h | setup-tf
+	$(CXX) -std=c++17 -O2 -shared -fPIC -pthread -fvisibility=hidden -Wl,--no-undefined \
+		-Inative/include -Icops $$(pkg-config --cflags tensorflow) \
+		$(OPS_SRCS) -o $@ $$(pkg-config --libs tensorflow)
 
 demo: build
 	./bin/structtensor demo
