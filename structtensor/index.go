@@ -98,7 +98,6 @@ const (
 	keyField keyKind = iota // a field name
 	keyIndex                // one position; the dimension is dropped
 	keySlice                // a Slice; the dimension is kept
-	keyTake                 // internal: given positions of dimension 0, kept
 )
 
 // key is one parsed Get key.
@@ -107,7 +106,6 @@ type key struct {
 	name  string
 	index int
 	slice Slice
-	take  []int
 }
 
 func (k key) String() string {
@@ -116,10 +114,8 @@ func (k key) String() string {
 		return strconv.Quote(k.name)
 	case keyIndex:
 		return strconv.Itoa(k.index)
-	case keySlice:
-		return k.slice.String()
 	}
-	return fmt.Sprintf("take%v", k.take)
+	return k.slice.String()
 }
 
 func parseKeys(keys []any) ([]key, error) {
@@ -292,28 +288,6 @@ func kindName(v Value) string {
 	return "struct"
 }
 
-// decompose splits v (rank >= 1) into its number of rows, one partition
-// per inner dimension (dense dimensions as uniform partitions marked
-// dense) and a leaf: a vector Tensor of every element, or a rank-1
-// StructTensor of every structure. Nothing is copied.
-func decompose(v Value) (nrows int, dims []*RowPartition, leaf Value, err error) {
-	switch x := v.(type) {
-	case *Tensor:
-		dims, leaf, err = splitDense(x, x.Rank())
-		return x.NumRows(), dims, leaf, err
-	case *Ragged:
-		inner, flat, err := splitDense(x.values, x.values.Rank())
-		if err != nil {
-			return 0, nil, nil, err
-		}
-		return x.NumRows(), append(append([]*RowPartition(nil), x.partitions...), inner...), flat, nil
-	case *StructTensor:
-		dims, leaf, err = SplitOuterDims(x, x.rank)
-		return x.nrows, dims, leaf, err
-	}
-	return 0, nil, nil, fmt.Errorf("%w: unknown value type %T", ErrShape, v)
-}
-
 // emittedDim is a dimension kept in the result of indexDims: its number of
 // selected positions in each group (one group per selected position of the
 // kept or dropped dimension above it).
@@ -326,9 +300,11 @@ type emittedDim struct {
 
 // indexDims applies dimension keys (no field names) to v, one per
 // dimension from the outermost; dimensions past the keys are kept whole.
-// It walks the dimensions once, tracking the selected positions at each
-// level, then takes the selected leaf values: by slicing when they are
-// contiguous, by gathering otherwise.
+// It walks the keyed dimensions once, tracking the selected positions at
+// each level (each selected position spans a range one level down, so a
+// key on a ragged dimension applies to each row), then takes the selected
+// rows of the value below the last keyed dimension: by slicing when they
+// are contiguous, by gathering otherwise.
 func indexDims(v Value, keys []key, path []string) (Value, error) {
 	if v.Rank() == 0 {
 		return nil, fmt.Errorf("%w: cannot index a scalar", ErrIndex)
@@ -336,26 +312,32 @@ func indexDims(v Value, keys []key, path []string) (Value, error) {
 	if len(keys) > v.Rank() {
 		return nil, fmt.Errorf("%w: %d keys for a rank-%d value", ErrIndex, len(keys), v.Rank())
 	}
-	nrows, dims, leaf, err := decompose(v)
+	whole := true
+	for _, k := range keys {
+		whole = whole && k.kind == keySlice && k.slice.isFull()
+	}
+	if whole {
+		return v, nil
+	}
+	last := len(keys) - 1
+	// dims[d-1] partitions dimension d, for d = 1..last (dense dimensions
+	// as uniform partitions marked dense); below is the value whose rows are
+	// the positions of dimension last.
+	dims, below, err := SplitOuterDims(v, last+1)
 	if err != nil {
 		return nil, err
 	}
 	// Groups at the current level are the ranges [lo[g], hi[g]).
-	lo, hi := []int{0}, []int{nrows}
+	lo, hi := []int{0}, []int{v.NumRows()}
 	var out []emittedDim
 	var sel []int
-	for d := 0; d <= len(dims); d++ {
+	for d := 0; d <= last; d++ {
 		var src *RowPartition // the partition of this dimension; nil for d == 0
 		if d > 0 {
 			src = dims[d-1]
 		}
+		k := keys[d]
 		sel = make([]int, 0, len(lo))
-		var k key
-		if d < len(keys) {
-			k = keys[d]
-		} else {
-			k = key{kind: keySlice, slice: All}
-		}
 		switch k.kind {
 		case keyIndex:
 			for g := range lo {
@@ -375,33 +357,28 @@ func indexDims(v Value, keys []key, path []string) (Value, error) {
 			}
 		case keySlice:
 			e := emittedDim{lengths: make([]int64, len(lo))}
+			total := 0
+			for g := range lo {
+				_, _, _, count := k.slice.indices(hi[g] - lo[g])
+				e.lengths[g] = int64(count)
+				total += count
+			}
+			sel = make([]int, 0, total)
 			for g := range lo {
 				start, _, step, count := k.slice.indices(hi[g] - lo[g])
 				for j := 0; j < count; j++ {
 					sel = append(sel, lo[g]+start+j*step)
 				}
-				e.lengths[g] = int64(count)
 			}
 			if src != nil && src.IsUniform() {
 				_, _, _, e.rowLen = k.slice.indices(src.rowLen)
 				e.uniform, e.dense = true, src.dense
 			}
 			out = append(out, e)
-		case keyTake:
-			if d != 0 {
-				return nil, fmt.Errorf("%w: take below dimension 0", ErrIndex)
-			}
-			for _, i := range k.take {
-				if i < 0 || i >= nrows {
-					return nil, fmt.Errorf("%w: row %d out of range for %d rows%s", ErrIndex, i, nrows, atPath(path))
-				}
-			}
-			sel = k.take
-			out = append(out, emittedDim{lengths: []int64{int64(len(sel))}})
 		default:
 			return nil, fmt.Errorf("%w: key %s does not index a dimension", ErrIndex, k)
 		}
-		if d < len(dims) {
+		if d < last {
 			p := dims[d]
 			lo, hi = make([]int, len(sel)), make([]int, len(sel))
 			for j, s := range sel {
@@ -409,8 +386,12 @@ func indexDims(v Value, keys []key, path []string) (Value, error) {
 			}
 		}
 	}
+	rows, err := takeRows(below, sel)
+	if err != nil {
+		return nil, err
+	}
 	if len(out) == 0 {
-		return scalarAt(leaf, sel[0])
+		return rowValue(rows, 0)
 	}
 	parts := make([]*RowPartition, 0, len(out)-1)
 	for _, e := range out[1:] {
@@ -428,14 +409,12 @@ func indexDims(v Value, keys []key, path []string) (Value, error) {
 		}
 		parts = append(parts, p)
 	}
-	flat, err := takeRows(leaf, sel)
-	if err != nil {
-		return nil, err
+	if t, ok := rows.(*Tensor); ok && len(parts) > 0 {
+		if _, ok := v.(*Ragged); ok {
+			return joinRagged(parts, t)
+		}
 	}
-	if _, ok := v.(*Ragged); ok && len(parts) > 0 {
-		return joinRagged(parts, flat.(*Tensor))
-	}
-	return JoinOuterDims(parts, flat)
+	return JoinOuterDims(parts, rows)
 }
 
 func atPath(path []string) string {
@@ -469,28 +448,34 @@ func joinRagged(parts []*RowPartition, flat *Tensor) (Value, error) {
 	return JoinOuterDims(parts, flat)
 }
 
-// scalarAt returns element i of a leaf (a vector Tensor or a rank-1
-// struct) as a rank-0 value.
-func scalarAt(leaf Value, i int) (Value, error) {
-	switch x := leaf.(type) {
-	case *Tensor:
-		row, err := x.SliceRows(i, i+1)
-		if err != nil {
-			return nil, err
-		}
-		return row.Reshape(x.shape[1:])
-	case *StructTensor:
-		fields := make([]Field, len(x.fields))
-		for j, f := range x.fields {
-			fv, err := indexDims(f.Value, []key{{kind: keyIndex, index: i}}, nil)
+// rowValue returns row i of v (rank >= 1) as a value of rank one less,
+// sharing v's buffers.
+func rowValue(v Value, i int) (Value, error) {
+	if v.Rank() == 1 {
+		switch x := v.(type) {
+		case *Tensor:
+			row, err := x.SliceRows(i, i+1)
 			if err != nil {
-				return nil, fmt.Errorf("field %q: %w", f.Name, err)
+				return nil, err
 			}
-			fields[j] = Field{Name: f.Name, Value: fv}
+			return row.Reshape(Shape{})
+		case *StructTensor:
+			fields := make([]Field, len(x.fields))
+			for j, f := range x.fields {
+				fv, err := rowValue(f.Value, i)
+				if err != nil {
+					return nil, fmt.Errorf("field %q: %w", f.Name, err)
+				}
+				fields[j] = Field{Name: f.Name, Value: fv}
+			}
+			return NewScalarStruct(fields...)
 		}
-		return NewScalarStruct(fields...)
 	}
-	return nil, fmt.Errorf("%w: unknown leaf %T", ErrShape, leaf)
+	parts, rest, err := SplitOuterDims(v, 2)
+	if err != nil {
+		return nil, err
+	}
+	return sliceRows(rest, parts[0].RowStart(i), parts[0].RowLimit(i))
 }
 
 // takeRows returns rows idx of v (rank >= 1): a zero-copy slice when idx
@@ -510,23 +495,72 @@ func takeRows(v Value, idx []int) (Value, error) {
 		}
 		return sliceRows(v, start, start+len(idx))
 	}
-	switch x := v.(type) {
-	case *Tensor:
-		return gatherTensorRows(x, idx), nil
-	case *StructTensor:
-		if x.rank == 1 {
-			fields := make([]Field, len(x.fields))
-			for j, f := range x.fields {
-				fv, err := takeRows(f.Value, idx)
-				if err != nil {
-					return nil, fmt.Errorf("field %q: %w", f.Name, err)
-				}
-				fields[j] = Field{Name: f.Name, Value: fv}
+	return gatherRows(v, idx)
+}
+
+// gatherRows copies rows idx of v (rank >= 1), level by level: the rows'
+// ranges one level down become the rows taken there.
+func gatherRows(v Value, idx []int) (Value, error) {
+	if t, ok := v.(*Tensor); ok {
+		return gatherTensorRows(t, idx), nil
+	}
+	if st, ok := v.(*StructTensor); ok && st.rank == 1 {
+		fields := make([]Field, len(st.fields))
+		for j, f := range st.fields {
+			fv, err := takeRows(f.Value, idx)
+			if err != nil {
+				return nil, fmt.Errorf("field %q: %w", f.Name, err)
 			}
-			return NewStruct(len(idx), fields...)
+			fields[j] = Field{Name: f.Name, Value: fv}
+		}
+		return st.withFieldsRows(len(idx), fields), nil
+	}
+	parts, rest, err := SplitOuterDims(v, 2)
+	if err != nil {
+		return nil, err
+	}
+	p := parts[0]
+	lengths := make([]int64, len(idx))
+	var next []int
+	for j, r := range idx {
+		lo, hi := p.RowStart(r), p.RowLimit(r)
+		lengths[j] = int64(hi - lo)
+		for k := lo; k < hi; k++ {
+			next = append(next, k)
 		}
 	}
-	return indexDims(v, []key{{kind: keyTake, take: idx}}, nil)
+	var np *RowPartition
+	if p.IsUniform() {
+		np, err = NewUniformPartition(len(idx), p.rowLen)
+		if np != nil {
+			np.dense = p.dense
+		}
+	} else {
+		np, err = NewRowLengths(lengths)
+	}
+	if err != nil {
+		return nil, err
+	}
+	inner, err := takeRows(rest, next)
+	if err != nil {
+		return nil, err
+	}
+	switch x := inner.(type) {
+	case *Tensor:
+		return &Ragged{values: x, partitions: []*RowPartition{np}}, nil
+	case *Ragged:
+		return &Ragged{values: x.values, partitions: append([]*RowPartition{np}, x.partitions...)}, nil
+	case *StructTensor:
+		return &StructTensor{rank: x.rank + 1, nrows: len(idx), partitions: append([]*RowPartition{np}, x.partitions...),
+			fields: x.fields, index: x.index}, nil
+	}
+	return nil, fmt.Errorf("%w: unknown value type %T", ErrShape, inner)
+}
+
+// withFieldsRows returns a rank-1 struct of nrows rows with the given
+// fields (already checked) and st's field index.
+func (st *StructTensor) withFieldsRows(nrows int, fields []Field) *StructTensor {
+	return &StructTensor{rank: 1, nrows: nrows, fields: fields, index: st.index}
 }
 
 // sliceRows returns rows [start, end) of v (rank >= 1), sharing its
