@@ -214,7 +214,7 @@ func (n *node) beginList(d int) *buildError {
 		if n.fixed {
 			return n.fail("expected %s, got a list", n.leafName())
 		}
-		return n.fail("a list where earlier values are %s (different ranks: lists nested %d deep)", n.leafName(), n.leafDepth)
+		return n.fail("%s at depth %d vs list at depth %d (different ranks)", n.leafName(), n.leafDepth, d)
 	}
 	if d > 0 {
 		n.levels[d-1].count++
@@ -263,7 +263,7 @@ func (n *node) leafAt(d int, kind leafKind, what string) *buildError {
 func (n *node) firstLeaf(d int, kind leafKind, what string) *buildError {
 	if n.leafDepth < 0 {
 		if d < len(n.levels) {
-			return n.fail("%s at depth %d where earlier values are lists nested %d deep (different ranks)", what, d, len(n.levels))
+			return n.fail("lists nested %d deep vs %s at depth %d (different ranks)", len(n.levels), what, d)
 		}
 		n.leafDepth, n.kind = d, kind
 		if kind == leafStruct {
@@ -275,7 +275,7 @@ func (n *node) firstLeaf(d int, kind leafKind, what string) *buildError {
 		if n.fixed {
 			return n.fail("expected a list, got %s", what)
 		}
-		return n.fail("%s at depth %d where earlier values are %s at depth %d (different ranks)", what, d, n.leafName(), n.leafDepth)
+		return n.fail("%s at depth %d vs %s at depth %d (different ranks)", n.leafName(), n.leafDepth, what, d)
 	}
 	return n.fail("%s vs %s", n.leafName(), what)
 }
