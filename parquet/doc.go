@@ -1,0 +1,23 @@
+// Package parquet writes StructTensors to nested Parquet files and reads
+// them back, through arrow-go's pqarrow.
+//
+// A StructTensor already has Parquet's shape: a record of named fields,
+// repeated fields as ragged dimensions, groups as nested structs. The
+// mapping therefore goes through Arrow (package arrow of this module) and
+// adds nothing of its own: Write exports the value to an Arrow record batch
+// (zero-copy) and pqarrow shreds it into repetition and definition levels;
+// Read assembles Arrow arrays from the levels and imports them. The Arrow
+// schema is stored in the file, so large_list, large_utf8 and fixed-size
+// dimensions come back as they were written; files written by other tools
+// (pyarrow's list<struct<list<...>>> with int32 offsets and nullable
+// fields) read with offsets widened and nulls mapped as package arrow
+// documents.
+//
+// Projection is by field path: ReadOptions.Columns = ["ingredients.name"]
+// reads only the Parquet leaf columns under that path, passing through list
+// levels, so a wide file costs only what is asked for.
+//
+// Parquet bytes are untrusted input: a corrupt file returns ErrCorrupt
+// naming the row group (and its rows) and the decoder's message, which
+// names the column.
+package parquet

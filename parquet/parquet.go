@@ -1,0 +1,327 @@
+package parquet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	pq "github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	starrow "github.com/structtensor/structtensor-go/arrow"
+	st "github.com/structtensor/structtensor-go/structtensor"
+)
+
+var (
+	// ErrNoColumn marks a projected path that names no column of the file.
+	ErrNoColumn = errors.New("structtensor/parquet: no such column")
+	// ErrCorrupt marks a file that is not valid Parquet or whose data
+	// cannot be decoded.
+	ErrCorrupt = errors.New("structtensor/parquet: corrupt file")
+)
+
+// Write writes s (rank >= 1) to w as a Parquet file of one row group per
+// Writer.Write call, with the nested schema of its Arrow form (see
+// arrow.ToArrow) and snappy compression.
+func Write(w io.Writer, s *st.StructTensor) error {
+	pw := NewWriter(w)
+	if err := pw.Write(s); err != nil {
+		return err
+	}
+	return pw.Close()
+}
+
+// Writer writes StructTensors of one schema as the row groups of a
+// Parquet file.
+type Writer struct {
+	w      io.Writer
+	fw     *pqarrow.FileWriter
+	schema *arrow.Schema
+	n      int
+}
+
+// NewWriter returns a Writer to w. The file's schema is that of the first
+// batch written.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Write appends s as a row group.
+func (w *Writer) Write(s *st.StructTensor) error {
+	rec, err := starrow.ToArrow(s)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	return w.WriteRecord(rec)
+}
+
+// WriteRecord appends an Arrow record batch as a row group.
+func (w *Writer) WriteRecord(rec arrow.RecordBatch) error {
+	if w.fw == nil {
+		props := pq.NewWriterProperties(pq.WithCompression(compress.Codecs.Snappy), pq.WithMaxRowGroupLength(1<<62))
+		fw, err := pqarrow.NewFileWriter(rec.Schema(), w.w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		if err != nil {
+			return fmt.Errorf("parquet schema: %w", err)
+		}
+		w.fw, w.schema = fw, rec.Schema()
+	} else if !w.schema.Equal(rec.Schema()) {
+		return fmt.Errorf("structtensor/parquet: batch %d has schema %v, the file has %v", w.n, rec.Schema(), w.schema)
+	}
+	if err := w.fw.Write(rec); err != nil {
+		return fmt.Errorf("parquet row group %d: %w", w.n, err)
+	}
+	w.n++
+	return nil
+}
+
+// Close writes the footer. A file with no batch cannot be written: its
+// schema is unknown.
+func (w *Writer) Close() error {
+	if w.fw == nil {
+		return errors.New("structtensor/parquet: nothing written, so no schema for the file")
+	}
+	return w.fw.Close()
+}
+
+// ReadOptions selects what Read returns.
+type ReadOptions struct {
+	// Columns are dotted field paths ("ingredients.name") to read; only
+	// the Parquet leaf columns under them are decoded. Empty means all.
+	// List levels are passed through: "ingredients.name" reaches the name
+	// field of the structs inside the ingredients list.
+	Columns []string
+	// FromArrow configures the conversion of Arrow nulls.
+	FromArrow starrow.FromArrowOptions
+}
+
+// ReadFile reads the Parquet file at path. See Read.
+func ReadFile(path string, opts ReadOptions) (*st.StructTensor, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f, opts)
+}
+
+// Read reads a Parquet file as one rank-1 StructTensor: all its row groups
+// in order, the projected columns only. Errors name the row group, its
+// rows and the column.
+func Read(r pq.ReaderAtSeeker, opts ReadOptions) (s *st.StructTensor, err error) {
+	// The Parquet decoder is third-party code working on untrusted bytes;
+	// a panic there is reported as corrupt input, never passed on.
+	defer func() {
+		if p := recover(); p != nil {
+			s, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, p)
+		}
+	}()
+	pf, err := file.NewParquetReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	defer pf.Close()
+	mem := memory.NewGoAllocator()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, mem)
+	if err != nil {
+		return nil, fmt.Errorf("%w: schema: %w", ErrCorrupt, err)
+	}
+	leaves, err := projectLeaves(fr.Manifest, opts.Columns)
+	if err != nil {
+		return nil, err
+	}
+	if leaves == nil {
+		leaves = make([]int, pf.MetaData().Schema.NumColumns())
+		for i := range leaves {
+			leaves[i] = i
+		}
+	}
+	ctx := context.Background()
+	var schema *arrow.Schema
+	var chunks [][]arrow.Array
+	var rows, start int64
+	for rg := 0; rg < pf.NumRowGroups(); rg++ {
+		n := pf.MetaData().RowGroup(rg).NumRows()
+		tbl, err := fr.ReadRowGroups(ctx, leaves, []int{rg})
+		if err != nil {
+			return nil, fmt.Errorf("%w: row group %d (rows %d to %d)%s: %w", ErrCorrupt, rg, start, start+n, failingColumn(ctx, fr, leaves, rg), err)
+		}
+		if schema == nil {
+			schema = tbl.Schema()
+			chunks = make([][]arrow.Array, tbl.NumCols())
+		}
+		for i := range chunks {
+			for _, c := range tbl.Column(i).Data().Chunks() {
+				chunks[i] = append(chunks[i], retyped(c))
+			}
+		}
+		rows += tbl.NumRows()
+		start += n
+		tbl.Release()
+	}
+	if schema == nil {
+		// No row groups: an empty table of the file's (projected) schema.
+		if schema, err = projectedSchema(fr, leaves); err != nil {
+			return nil, err
+		}
+		chunks = make([][]arrow.Array, schema.NumFields())
+	}
+	fields := make([]arrow.Field, len(chunks))
+	for i := range fields {
+		fields[i] = schema.Field(i)
+		if len(chunks[i]) > 0 {
+			fields[i].Type = chunks[i][0].DataType()
+		}
+	}
+	schema = arrow.NewSchema(fields, nil)
+	cols := make([]arrow.Column, len(chunks))
+	for i := range cols {
+		ch := arrow.NewChunked(schema.Field(i).Type, chunks[i])
+		cols[i] = *arrow.NewColumn(schema.Field(i), ch)
+		for _, c := range chunks[i] {
+			c.Release()
+		}
+	}
+	tbl := array.NewTable(schema, cols, rows)
+	defer tbl.Release()
+	return opts.FromArrow.Table(tbl)
+}
+
+// failingColumn names the first leaf column of row group rg that does not
+// decode on its own, to locate an error the decoder reports without one.
+func failingColumn(ctx context.Context, fr *pqarrow.FileReader, leaves []int, rg int) string {
+	for _, leaf := range leaves {
+		tbl, err := fr.ReadRowGroups(ctx, []int{leaf}, []int{rg})
+		if err != nil {
+			return fmt.Sprintf(" column %q", fr.ParquetReader().MetaData().Schema.Column(leaf).Path())
+		}
+		tbl.Release()
+	}
+	return ""
+}
+
+func projectedSchema(fr *pqarrow.FileReader, leaves []int) (*arrow.Schema, error) {
+	_, schema, err := fr.GetFieldReaders(context.Background(), leaves, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return schema, nil
+}
+
+// projectLeaves maps dotted paths to the Parquet leaf column indices under
+// them, in file order; nil paths select every leaf (nil).
+func projectLeaves(m *pqarrow.SchemaManifest, paths []string) ([]int, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	set := map[int]bool{}
+	for _, p := range paths {
+		names := strings.Split(p, ".")
+		fields := m.Fields
+		var node *pqarrow.SchemaField
+		for i, name := range names {
+			node = nil
+			for k := range fields {
+				if fields[k].Field.Name == name {
+					node = &fields[k]
+					break
+				}
+			}
+			if node == nil {
+				avail := make([]string, len(fields))
+				for k := range fields {
+					avail[k] = fields[k].Field.Name
+				}
+				return nil, fmt.Errorf("%w: %q (at %q: fields %s)", ErrNoColumn, p, strings.Join(names[:i+1], "."), strings.Join(avail, ", "))
+			}
+			if i == len(names)-1 {
+				break
+			}
+			// Pass through list levels to the struct of the next name.
+			inner := node
+			for isList(inner) && len(inner.Children) == 1 {
+				inner = &inner.Children[0]
+			}
+			if inner.Field.Type.ID() != arrow.STRUCT {
+				return nil, fmt.Errorf("%w: %q: %q is a %v, not a struct", ErrNoColumn, p, strings.Join(names[:i+1], "."), node.Field.Type)
+			}
+			fields = inner.Children
+		}
+		collectLeaves(node, set)
+	}
+	out := make([]int, 0, len(set))
+	for i := range set {
+		out = append(out, i)
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+func isList(f *pqarrow.SchemaField) bool {
+	switch f.Field.Type.ID() {
+	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.MAP:
+		return true
+	}
+	return false
+}
+
+func collectLeaves(f *pqarrow.SchemaField, set map[int]bool) {
+	if f.IsLeaf() {
+		set[f.ColIndex] = true
+	}
+	for i := range f.Children {
+		collectLeaves(&f.Children[i], set)
+	}
+}
+
+// retyped returns a (retained) array whose list types are recomputed from
+// their children. pqarrow projects the children of a list of structs but
+// keeps the list's stored, unprojected element type, which fails
+// validation; the data itself is right.
+func retyped(a arrow.Array) arrow.Array {
+	d := retypeData(a.Data())
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+func retypeData(d arrow.ArrayData) arrow.ArrayData {
+	children := d.Children()
+	if len(children) == 0 {
+		d.Retain()
+		return d
+	}
+	nc := make([]arrow.ArrayData, len(children))
+	for i, c := range children {
+		nc[i] = retypeData(c)
+	}
+	typ := d.DataType()
+	switch t := typ.(type) {
+	case *arrow.ListType:
+		typ = arrow.ListOfField(arrow.Field{Name: t.ElemField().Name, Type: nc[0].DataType(), Nullable: t.ElemField().Nullable})
+	case *arrow.LargeListType:
+		typ = arrow.LargeListOfField(arrow.Field{Name: t.ElemField().Name, Type: nc[0].DataType(), Nullable: t.ElemField().Nullable})
+	case *arrow.FixedSizeListType:
+		typ = arrow.FixedSizeListOfField(t.Len(), arrow.Field{Name: t.ElemField().Name, Type: nc[0].DataType(), Nullable: t.ElemField().Nullable})
+	case *arrow.StructType:
+		if t.NumFields() == len(nc) {
+			fs := make([]arrow.Field, len(nc))
+			for i := range fs {
+				fs[i] = t.Field(i)
+				fs[i].Type = nc[i].DataType()
+			}
+			typ = arrow.StructOf(fs...)
+		}
+	}
+	out := array.NewData(typ, d.Len(), d.Buffers(), nc, d.NullN(), d.Offset())
+	for _, c := range nc {
+		c.Release()
+	}
+	return out
+}
