@@ -790,6 +790,7 @@ struct Decoder {
         if (group == num) return p;
         return fail(ST_ERR_MALFORMED, fs, "unexpected end-group tag", np.path);
       }
+      if (wt > W_I32) return fail(ST_ERR_MALFORMED, fs, "invalid wire type", np.path);
       int32_t fi = np.lookup(num);
       if (fi < 0) {
         p = skip_field(p, end, wt, num, depth, fs, np);

@@ -103,6 +103,9 @@ func watch(ctx context.Context) (flag *C.int32_t, stop func()) {
 		return nil, func() {}
 	}
 	flag = (*C.int32_t)(C.calloc(1, 4))
+	if ctx.Err() != nil {
+		*flag = 1
+	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
