@@ -208,20 +208,14 @@ func get(v Value, keys []key, path []string) (Value, error) {
 	if len(keys) == 0 {
 		return v, nil
 	}
-	at := func() string {
-		if len(path) == 0 {
-			return ""
-		}
-		return " (at field " + strconv.Quote(strings.Join(path, ".")) + ")"
-	}
 	st, isStruct := v.(*StructTensor)
 	if !isStruct {
 		if len(keys) > v.Rank() {
-			return nil, fmt.Errorf("%w: %d keys for a rank-%d value%s", ErrIndex, len(keys), v.Rank(), at())
+			return nil, fmt.Errorf("%w: %d keys for a rank-%d value%s", ErrIndex, len(keys), v.Rank(), atPath(path))
 		}
 		for _, k := range keys {
 			if k.kind == keyField {
-				return nil, fmt.Errorf("%w: field name %s on a %s value, not a struct%s", ErrIndex, k, kindName(v), at())
+				return nil, fmt.Errorf("%w: field name %s on a %s value, not a struct%s", ErrIndex, k, kindName(v), atPath(path))
 			}
 		}
 		return indexDims(v, keys, path)
@@ -247,13 +241,13 @@ func get(v Value, keys []key, path []string) (Value, error) {
 			}
 			return NewScalarStruct(fields...)
 		}
-		return nil, fmt.Errorf("%w: key %s on a scalar struct: want a field name or All%s", ErrIndex, k, at())
+		return nil, fmt.Errorf("%w: key %s on a scalar struct: want a field name or All%s", ErrIndex, k, atPath(path))
 	}
 	n := min(len(keys), r)
 	for _, k := range keys[:n] {
 		if k.kind == keyField {
 			return nil, fmt.Errorf("%w: field name %s among the first %d keys of a rank-%d struct: index its dimensions first (All keeps one whole)%s",
-				ErrIndex, k, r, r, at())
+				ErrIndex, k, r, r, atPath(path))
 		}
 	}
 	if len(keys) <= r {
@@ -261,7 +255,7 @@ func get(v Value, keys []key, path []string) (Value, error) {
 	}
 	k := keys[r]
 	if k.kind != keyField {
-		return nil, fmt.Errorf("%w: key %s after the %d dimension keys of a rank-%d struct: want a field name%s", ErrIndex, k, r, r, at())
+		return nil, fmt.Errorf("%w: key %s after the %d dimension keys of a rank-%d struct: want a field name%s", ErrIndex, k, r, r, atPath(path))
 	}
 	if _, ok := st.Field(k.name); !ok {
 		return nil, noField(st, append(path, k.name))
