@@ -414,24 +414,25 @@ func raggedGather(x *st.Ragged, idx []int) (st.Value, error) {
 	vals := x.Values()
 	inner := innerSize(vals)
 	outSplits := make([]int64, len(idx)+1)
-	total := kernel.RaggedSplits(splits, idx, outSplits)
+	starts := make([]int64, len(idx))
+	total := kernel.RaggedSplits(splits, idx, outSplits, starts)
 	shape := withRows(vals.Shape(), total)
 	var out any
 	switch s := vals.Data().(type) {
 	case []bool:
-		out = raggedData(s, splits, idx, inner, total, outSplits)
+		out = raggedData(s, starts, inner, total, outSplits)
 	case []int32:
-		out = raggedData(s, splits, idx, inner, total, outSplits)
+		out = raggedData(s, starts, inner, total, outSplits)
 	case []int64:
-		out = raggedData(s, splits, idx, inner, total, outSplits)
+		out = raggedData(s, starts, inner, total, outSplits)
 	case []uint32:
-		out = raggedData(s, splits, idx, inner, total, outSplits)
+		out = raggedData(s, starts, inner, total, outSplits)
 	case []uint64:
-		out = raggedData(s, splits, idx, inner, total, outSplits)
+		out = raggedData(s, starts, inner, total, outSplits)
 	case []float32:
-		out = raggedData(s, splits, idx, inner, total, outSplits)
+		out = raggedData(s, starts, inner, total, outSplits)
 	case []float64:
-		out = raggedData(s, splits, idx, inner, total, outSplits)
+		out = raggedData(s, starts, inner, total, outSplits)
 	default:
 		q, vs, err := partitionGather(x.Partitions()[0], idx)
 		if err != nil {
@@ -454,8 +455,8 @@ func raggedGather(x *st.Ragged, idx []int) (st.Value, error) {
 	return st.NewRagged(t, q)
 }
 
-func raggedData[T any](src []T, splits []int64, idx []int, inner, total int, outSplits []int64) []T {
+func raggedData[T any](src []T, starts []int64, inner, total int, outSplits []int64) []T {
 	dst := make([]T, total*inner)
-	kernel.GatherRagged(dst, src, splits, idx, inner, outSplits)
+	kernel.GatherRagged(dst, src, starts, inner, outSplits)
 	return dst
 }

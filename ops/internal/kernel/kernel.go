@@ -60,7 +60,16 @@ func Gather[T any](dst, src []T, idx []int, inner int) {
 func CopySpans[T any](dst, src []T, spans []Span, inner int) int {
 	o := 0
 	for _, s := range spans {
-		o += copy(dst[o:], src[s.Lo*inner:s.Hi*inner])
+		from := src[s.Lo*inner : s.Hi*inner]
+		if len(from) <= shortRow {
+			to := dst[o : o+len(from)]
+			for j := range from {
+				to[j] = from[j]
+			}
+			o += len(from)
+			continue
+		}
+		o += copy(dst[o:], from)
 	}
 	return o
 }
@@ -143,41 +152,45 @@ func appendStringRange(out Strings, src Strings, lo, hi int) Strings {
 }
 
 // RaggedSplits writes to outSplits (len(idx)+1) the row splits of the
-// ragged rows idx of a partition with the given splits, and returns the
-// number of values they hold. Each iteration's loads are independent of
-// the previous ones, so the processor overlaps their cache misses.
-func RaggedSplits(splits []int64, idx []int, outSplits []int64) int {
+// ragged rows idx of a partition with the given splits, and to starts
+// (len(idx)) the first value of each, and returns the number of values they
+// hold. Each iteration's loads are independent of the previous ones, so
+// the processor overlaps their cache misses.
+func RaggedSplits(splits []int64, idx []int, outSplits, starts []int64) int {
 	o := int64(0)
 	outSplits[0] = 0
+	starts = starts[:len(idx)]
 	for k, i := range idx {
-		o += splits[i+1] - splits[i]
+		lo := splits[i]
+		starts[k] = lo
+		o += splits[i+1] - lo
 		outSplits[k+1] = o
 	}
 	return int(o)
 }
 
-// shortRow is the row length up to which GatherRagged copies with a loop.
+// shortRow is the row length up to which rows are copied with a loop.
 const shortRow = 16
 
-// GatherRagged copies the ragged rows idx of src, row i being
-// src[splits[i]*inner:splits[i+1]*inner], into dst at the offsets
-// outSplits (from RaggedSplits). Taking the destination offsets from
-// outSplits rather than from a running sum keeps the copies independent
-// of each other, which matters when the source rows are cache misses.
-func GatherRagged[T any](dst, src []T, splits []int64, idx []int, inner int, outSplits []int64) {
-	for k, i := range idx {
-		lo := int(splits[i]) * inner
+// GatherRagged copies the ragged rows starting at starts (rows of inner
+// elements) into dst at the offsets outSplits (both from RaggedSplits).
+// Taking the destination offsets from outSplits rather than from a running
+// sum keeps the copies independent of each other, which matters when the
+// source rows are cache misses.
+func GatherRagged[T any](dst, src []T, starts []int64, inner int, outSplits []int64) {
+	for k, lo := range starts {
+		from := int(lo) * inner
 		d := int(outSplits[k]) * inner
 		n := int(outSplits[k+1])*inner - d
 		if n <= shortRow {
 			// A short row is cheaper to move element by element than
 			// through a call to memmove.
-			s, t := src[lo:lo+n], dst[d:d+n]
+			s, t := src[from:from+n], dst[d:d+n]
 			for j := range s {
 				t[j] = s[j]
 			}
 			continue
 		}
-		copy(dst[d:d+n], src[lo:lo+n])
+		copy(dst[d:d+n], src[from:from+n])
 	}
 }
