@@ -405,7 +405,7 @@ func (p *jsonParser) strSlow(i int) ([]byte, bool, *buildError) {
 				out = utf8.AppendRune(out, r)
 			default:
 				p.pos = i - 1
-				return nil, false, p.syntaxError("invalid escape \\%c", e)
+				return nil, false, p.syntaxError("invalid escape %q", []byte{'\\', e})
 			}
 			i++
 		}

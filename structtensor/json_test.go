@@ -397,12 +397,38 @@ func fuzzSeeds(f *testing.F) {
 	}
 }
 
+// fuzzSpecs exercise the spec-directed path of the fuzz targets.
+var fuzzSpecs = []Spec{
+	&StructSpec{Shape: Shape{}, Fields: []FieldSpec{
+		{"a", &TensorSpec{DType: Int32, Shape: Shape{}}},
+		{"b", &RaggedSpec{DType: Float32, Shape: Shape{2, Unknown}, RaggedRank: 1}},
+		{"c", &StructSpec{Shape: Shape{Unknown}, Fields: []FieldSpec{{"x", &TensorSpec{DType: String, Shape: Shape{Unknown}}}}}},
+	}},
+	&TensorSpec{DType: Uint64, Shape: Shape{Unknown, 2}},
+	&RaggedSpec{DType: Float64, Shape: Shape{Unknown, 2, Unknown}, RaggedRank: 2},
+	&StructSpec{Shape: Shape{Unknown}, Fields: []FieldSpec{{"a", &TensorSpec{DType: Int64, Shape: Shape{Unknown}}}}},
+}
+
+// checkWithSpecs reads data with each of fuzzSpecs: no panic, and what is
+// read round-trips.
+func checkWithSpecs(t *testing.T, data []byte, read func([]byte, ...Spec) (Value, error)) {
+	for _, s := range fuzzSpecs {
+		if v, err := read(data, s); err == nil {
+			if !s.IsCompatibleWith(v.Spec()) {
+				t.Fatalf("read with %v gives %v", s, v.Spec())
+			}
+			checkJSONRoundTrip(t, v)
+		}
+	}
+}
+
 // FuzzFromJSON checks that FromJSON never panics, accepts only what
 // encoding/json accepts, agrees with FromValue over encoding/json, and
 // that what it reads round-trips through ToJSON.
 func FuzzFromJSON(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkWithSpecs(t, data, FromJSON)
 		v, err := FromJSON(data)
 		if err == nil && !json.Valid(data) {
 			t.Fatalf("FromJSON accepted invalid JSON %q", data)
@@ -427,6 +453,7 @@ func FuzzFromJSON(f *testing.F) {
 func FuzzFromJSONLines(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkWithSpecs(t, data, FromJSONLines)
 		v, err := FromJSONLines(data)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
