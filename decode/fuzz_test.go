@@ -1,0 +1,178 @@
+package decode
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+	"pgregory.net/rapid"
+
+	"github.com/structtensor/structtensor-go/structtensor"
+)
+
+// fuzzPlans are the plans the fuzz targets decode with: every testdata
+// schema with its full projection, and a deep explicit path through the
+// recursive message.
+func fuzzPlans(t testing.TB) []*Plan {
+	d := testDescriptors(t)
+	var plans []*Plan
+	for _, name := range testMessages {
+		p, err := Compile(d, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans = append(plans, p)
+	}
+	p, err := CompileOptions{MaxDepth: 8}.Compile(d, nodeMsg, strings.Repeat("left.", 6)+"children.leaf.tag", "children.name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(plans, p)
+}
+
+// fuzzSeeds are valid records of every schema plus some hand-built
+// non-canonical ones.
+func fuzzSeeds(t testing.TB) [][]byte {
+	d := testDescriptors(t)
+	var seeds [][]byte
+	for _, name := range testMessages {
+		md, _ := d.Message(name)
+		gen := rapid.Custom(func(rt *rapid.T) *dynamicpb.Message { return genMessage(rt, md, 3) })
+		for seed := 0; seed < 3; seed++ {
+			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(gen.Example(seed))
+			if err != nil {
+				t.Fatal(err)
+			}
+			seeds = append(seeds, b)
+		}
+	}
+	seeds = append(seeds,
+		nil,
+		allScalarsRequired().group(90, wire{}.varint(91, 8)),
+		wire{}.bytes(20, wire{}.varint(1, 7)).bytes(20, wire{}.str(2, "x")),
+		wire{}.varint(14, 5).bytes(16, wire{}.varint(1, 1)),
+		wire{}.raw(0xa3, 0x06, 0x08, 0x01, 0xa4, 0x06),
+	)
+	return seeds
+}
+
+// FuzzDecode decodes arbitrary bytes, and mutations of valid records,
+// with every plan: the engine must never crash or read out of bounds, and
+// either fail with one of the decode sentinels or return a well-formed
+// StructTensor with one row.
+func FuzzDecode(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s, uint64(0))
+	}
+	plans := fuzzPlans(f)
+	f.Fuzz(func(t *testing.T, data []byte, mutate uint64) {
+		if mutate != 0 && len(data) > 0 {
+			// Flip, drop or duplicate a few bytes, as a cheap structural
+			// mutator on top of the fuzzer's own.
+			rng := rand.New(rand.NewPCG(mutate, 1))
+			data = append([]byte(nil), data...)
+			for k := 0; k < 1+int(mutate%4); k++ {
+				i := rng.IntN(len(data))
+				switch rng.IntN(3) {
+				case 0:
+					data[i] ^= byte(1 << rng.IntN(8))
+				case 1:
+					data = append(data[:i], data[i+1:]...)
+				default:
+					data = append(data[:i+1], data[i:]...)
+				}
+				if len(data) == 0 {
+					break
+				}
+			}
+		}
+		for _, p := range plans {
+			st, err := p.Decode([][]byte{data, data[:len(data)/2]}, WithThreads(1))
+			if err != nil {
+				if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrWireType) && !errors.Is(err, ErrDepth) &&
+					!errors.Is(err, ErrUTF8) && !errors.Is(err, ErrRequired) {
+					t.Fatalf("%s: unexpected error %v", p.Message(), err)
+				}
+				if st != nil {
+					t.Fatalf("%s: output returned with an error", p.Message())
+				}
+				continue
+			}
+			if st.NumRows() != 2 || !p.Spec().IsCompatibleWith(st.Spec()) {
+				t.Fatalf("%s: bad output shape %v", p.Message(), st.Spec())
+			}
+		}
+	})
+}
+
+// FuzzDifferential checks the engine against the reference on valid
+// messages: whatever protobuf parses, re-marshalled canonically, must
+// decode to exactly the reference's value.
+func FuzzDifferential(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	d := testDescriptors(f)
+	plans := map[string]*Plan{}
+	for _, name := range testMessages {
+		p, err := Compile(d, name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		plans[name] = p
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, name := range testMessages {
+			md, _ := d.Message(name)
+			m, err := refUnmarshal(md, data)
+			if err != nil {
+				continue
+			}
+			// Protobuf keeps fields it cannot place (among them known
+			// fields with another wire type, which Decode rejects) as
+			// unknown bytes; a valid message of the schema has none.
+			dropUnknown(m)
+			canon, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+			if err != nil {
+				continue // a required field is missing
+			}
+			st, err := plans[name].Decode([][]byte{canon})
+			if err != nil {
+				t.Fatalf("%s: protobuf parses the record but Decode fails: %v", name, err)
+			}
+			want := refRecords(t, md, [][]byte{canon})
+			if ok, why := sameValue(want, structtensor.ToValue(st)); !ok {
+				t.Fatalf("%s: %s", name, why)
+			}
+		}
+	})
+}
+
+// dropUnknown clears the unknown fields of m and of every message in it.
+func dropUnknown(m protoreflect.Message) {
+	m.SetUnknown(nil)
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsMap():
+			if fd.MapValue().Message() != nil {
+				v.Map().Range(func(_ protoreflect.MapKey, e protoreflect.Value) bool {
+					dropUnknown(e.Message())
+					return true
+				})
+			}
+		case fd.IsList():
+			if fd.Message() != nil {
+				for i := 0; i < v.List().Len(); i++ {
+					dropUnknown(v.List().Get(i).Message())
+				}
+			}
+		case fd.Message() != nil:
+			dropUnknown(v.Message())
+		}
+		return true
+	})
+}
