@@ -17,7 +17,9 @@
 // depth it works at: MergeDims composes a run of partitions into one and
 // rejoins; ExpandDims inserts a uniform partition of length 1; Squeeze
 // drops one whose rows all have one element; PartitionOuterDimension adds
-// one on top. None of these touches the flat storage.
+// one on top. None of these touches the flat storage. As in
+// JoinOuterDims, a leaf whose partitions all end up uniform is given back
+// as the equivalent dense Tensor.
 //
 // Ops that select rows (Gather, BooleanMask, Tile, Where, Concat, Slice,
 // Broadcast) do it in two steps. First the selection is pushed down the

@@ -17,8 +17,8 @@ import (
 // Map boxes each value in an interface; MapValues is the typed, unboxed
 // form for one source.
 func Map(root *st.StructTensor, newPath string, out st.DType, fn func(args []any) (any, error), srcPaths ...string) (*st.StructTensor, error) {
-	if len(srcPaths) == 0 {
-		return nil, fmt.Errorf("%w: Map needs at least one source", ErrArgument)
+	if len(srcPaths) == 0 || fn == nil {
+		return nil, fmt.Errorf("%w: Map needs a function and at least one source", ErrArgument)
 	}
 	if !out.Valid() {
 		return nil, fmt.Errorf("%w: output dtype %v", ErrArgument, out)
@@ -68,6 +68,9 @@ type Elem interface {
 // fn applied to each of its values, in a typed loop with no boxing. The
 // new field has src's shape and shares its partitions.
 func MapValues[T, R Elem](root *st.StructTensor, src, newPath string, fn func(T) R) (*st.StructTensor, error) {
+	if fn == nil {
+		return nil, fmt.Errorf("%w: MapValues needs a function", ErrArgument)
+	}
 	parent, name, err := mapTarget([]string{src}, newPath)
 	if err != nil {
 		return nil, err
@@ -244,6 +247,9 @@ func (b *builder) tensor(shape st.Shape) (*st.Tensor, error) {
 // map_ragged_tensor). fn sees and returns whole rows: it may change their
 // lengths, dtypes and inner shapes.
 func MapRagged(root *st.StructTensor, parentPath string, srcNames []string, newName string, fn func(args []st.Value) (st.Value, error)) (*st.StructTensor, error) {
+	if fn == nil {
+		return nil, fmt.Errorf("%w: MapRagged needs a function", ErrArgument)
+	}
 	parent, err := parseOptionalPath(parentPath)
 	if err != nil {
 		return nil, err

@@ -214,6 +214,9 @@ func Reroot(root *st.StructTensor, path, indexField string) (*st.StructTensor, e
 	n := target.NumElements()
 	fields := target.Fields()
 	if indexField != "" {
+		if !st.ValidFieldName(indexField) {
+			return nil, fmt.Errorf("%w: index field name %q", ErrPath, indexField)
+		}
 		if _, dup := target.Field(indexField); dup {
 			return nil, fmt.Errorf("%w: %q", ErrFieldExists, indexField)
 		}
