@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,14 +70,19 @@ type structNode struct {
 	fields []*fieldNode
 	index  map[string]int
 	n      int // elements finished
-	hint   int // index of the field expected next (keys usually repeat in order)
 	seen   int // fields seen in the current element
+	// Keys usually come in the same order in every element, whatever the
+	// order of the fields: first is the index of the field that came
+	// first last time, each field's next the one that followed it, and
+	// prev the field just seen, so that most lookups are one comparison.
+	first, prev int
 }
 
 type fieldNode struct {
 	name  string
 	node  *node
 	stamp int // n+1 of the last element that had this field
+	next  int // index of the field that followed this one last time
 }
 
 func newStructNode(fixed bool) *structNode {
@@ -235,7 +241,7 @@ func (n *node) endList(d int) *buildError {
 	lv := &n.levels[d]
 	lv.rows++
 	if lv.kind == levelRagged {
-		lv.splits = append(lv.splits, int64(lv.count))
+		lv.splits = push(lv.splits, int64(lv.count))
 		return nil
 	}
 	length := lv.count - lv.start
@@ -336,19 +342,22 @@ func (n *node) beginStruct(d int) (*structNode, *buildError) {
 		return nil, err
 	}
 	s := n.st
-	s.hint, s.seen = 0, 0
+	s.prev, s.seen = -1, 0
 	return s, nil
 }
 
 // field returns the field named key for the current element.
 func (s *structNode) field(key []byte) (*fieldNode, *buildError) {
 	var f *fieldNode
-	if s.hint < len(s.fields) && s.fields[s.hint].name == string(key) {
-		f = s.fields[s.hint]
-		s.hint++
-	} else if i, ok := s.index[string(key)]; ok {
-		f = s.fields[i]
-		s.hint = i + 1
+	hint := s.first
+	if s.prev >= 0 {
+		hint = s.fields[s.prev].next
+	}
+	i := hint
+	if hint < len(s.fields) && s.fields[hint].name == string(key) {
+		f = s.fields[hint]
+	} else if j, ok := s.index[string(key)]; ok {
+		f, i = s.fields[j], j
 	} else {
 		switch {
 		case s.fixed:
@@ -359,10 +368,18 @@ func (s *structNode) field(key []byte) (*fieldNode, *buildError) {
 			return nil, newBuildError(ErrFieldName, "%q", key)
 		}
 		f = &fieldNode{name: string(key), node: newNode()}
-		s.index[f.name] = len(s.fields)
+		i = len(s.fields)
+		s.index[f.name] = i
 		s.fields = append(s.fields, f)
-		s.hint = len(s.fields)
 	}
+	if i != hint {
+		if s.prev >= 0 {
+			s.fields[s.prev].next = i
+		} else {
+			s.first = i
+		}
+	}
+	s.prev = i
 	if f.stamp == s.n+1 {
 		sent := ErrInference
 		if s.fixed {
@@ -899,20 +916,20 @@ func (c *column) appendBool(v bool) *buildError {
 	default:
 		return c.conflict("bool")
 	}
-	c.bools = append(c.bools, v)
+	c.bools = push(c.bools, v)
 	return nil
 }
 
 func (c *column) appendInt64(v int64) *buildError {
 	switch c.dtype {
 	case Int64:
-		c.i64 = append(c.i64, v)
+		c.i64 = push(c.i64, v)
 		c.neg = c.neg || v < 0
 	case Float64:
-		c.f64 = append(c.f64, float64(v))
+		c.f64 = push(c.f64, float64(v))
 	case Invalid:
 		c.dtype = Int64
-		c.i64 = append(c.i64, v)
+		c.i64 = push(c.i64, v)
 		c.neg = v < 0
 	case Uint64:
 		if v < 0 {
@@ -921,7 +938,7 @@ func (c *column) appendInt64(v int64) *buildError {
 			}
 			return newBuildError(ErrInference, "uint64 vs negative int64 %d", v)
 		}
-		c.u64 = append(c.u64, uint64(v))
+		c.u64 = push(c.u64, uint64(v))
 	case Int32:
 		if !c.fixed {
 			return c.conflict("int64")
@@ -929,7 +946,7 @@ func (c *column) appendInt64(v int64) *buildError {
 		if v < math.MinInt32 || v > math.MaxInt32 {
 			return c.outOfRange(v)
 		}
-		c.i32 = append(c.i32, int32(v))
+		c.i32 = push(c.i32, int32(v))
 	case Uint32:
 		if !c.fixed {
 			return c.conflict("int64")
@@ -937,12 +954,12 @@ func (c *column) appendInt64(v int64) *buildError {
 		if v < 0 || v > math.MaxUint32 {
 			return c.outOfRange(v)
 		}
-		c.u32 = append(c.u32, uint32(v))
+		c.u32 = push(c.u32, uint32(v))
 	case Float32:
 		if !c.fixed {
 			return c.conflict("int64")
 		}
-		c.f32 = append(c.f32, float32(v))
+		c.f32 = push(c.f32, float32(v))
 	default:
 		return c.conflict("int64")
 	}
@@ -952,15 +969,15 @@ func (c *column) appendInt64(v int64) *buildError {
 func (c *column) appendUint64(v uint64) *buildError {
 	switch c.dtype {
 	case Uint64:
-		c.u64 = append(c.u64, v)
+		c.u64 = push(c.u64, v)
 	case Invalid:
 		c.dtype = Uint64
-		c.u64 = append(c.u64, v)
+		c.u64 = push(c.u64, v)
 	case Float64:
-		c.f64 = append(c.f64, float64(v))
+		c.f64 = push(c.f64, float64(v))
 	case Int64:
 		if v <= math.MaxInt64 {
-			c.i64 = append(c.i64, int64(v))
+			c.i64 = push(c.i64, int64(v))
 			return nil
 		}
 		if c.fixed {
@@ -974,7 +991,7 @@ func (c *column) appendUint64(v uint64) *buildError {
 			c.u64[i] = uint64(x)
 		}
 		c.i64, c.dtype = nil, Uint64
-		c.u64 = append(c.u64, v)
+		c.u64 = push(c.u64, v)
 	case Int32, Uint32, Float32:
 		if !c.fixed {
 			return c.conflict("uint64")
@@ -983,7 +1000,7 @@ func (c *column) appendUint64(v uint64) *buildError {
 			return c.appendInt64(int64(v))
 		}
 		if c.dtype == Float32 {
-			c.f32 = append(c.f32, float32(v))
+			c.f32 = push(c.f32, float32(v))
 			return nil
 		}
 		return c.outOfRange(v)
@@ -1002,7 +1019,7 @@ func (c *column) appendFloat64(v float64) *buildError {
 		if !c.fixed {
 			return c.conflict("float64")
 		}
-		c.f32 = append(c.f32, float32(v))
+		c.f32 = push(c.f32, float32(v))
 		return nil
 	case Int64, Uint64:
 		if c.fixed {
@@ -1012,7 +1029,7 @@ func (c *column) appendFloat64(v float64) *buildError {
 	default:
 		return c.conflict("float64")
 	}
-	c.f64 = append(c.f64, v)
+	c.f64 = push(c.f64, v)
 	return nil
 }
 
@@ -1039,11 +1056,11 @@ func (c *column) appendTyped(dt DType, v any) *buildError {
 	if c.dtype == dt {
 		switch x := v.(type) {
 		case int32:
-			c.i32 = append(c.i32, x)
+			c.i32 = push(c.i32, x)
 		case uint32:
-			c.u32 = append(c.u32, x)
+			c.u32 = push(c.u32, x)
 		case float32:
-			c.f32 = append(c.f32, x)
+			c.f32 = push(c.f32, x)
 		}
 		return nil
 	}
@@ -1057,7 +1074,7 @@ func (c *column) appendTyped(dt DType, v any) *buildError {
 		return c.appendInt64(int64(x))
 	case float32:
 		if c.dtype == Float64 {
-			c.f64 = append(c.f64, float64(x))
+			c.f64 = push(c.f64, float64(x))
 			return nil
 		}
 	}
@@ -1073,9 +1090,9 @@ func (c *column) appendString(s []byte) *buildError {
 		if c.fixed {
 			if f, ok := specialFloat(s); ok {
 				if c.dtype == Float32 {
-					c.f32 = append(c.f32, float32(f))
+					c.f32 = push(c.f32, float32(f))
 				} else {
-					c.f64 = append(c.f64, f)
+					c.f64 = push(c.f64, f)
 				}
 				return nil
 			}
@@ -1087,8 +1104,8 @@ func (c *column) appendString(s []byte) *buildError {
 	if !c.notUTF8 && !utf8.Valid(s) {
 		c.notUTF8 = true
 	}
-	c.sdata = append(c.sdata, s...)
-	c.soffs = append(c.soffs, int64(len(c.sdata)))
+	c.sdata = pushBytes(c.sdata, s)
+	c.soffs = push(c.soffs, int64(len(c.sdata)))
 	return nil
 }
 
@@ -1099,8 +1116,8 @@ func (c *column) appendStringChecked(s []byte, valid bool) *buildError {
 		return c.appendString(s)
 	}
 	c.notUTF8 = c.notUTF8 || !valid
-	c.sdata = append(c.sdata, s...)
-	c.soffs = append(c.soffs, int64(len(c.sdata)))
+	c.sdata = pushBytes(c.sdata, s)
+	c.soffs = push(c.soffs, int64(len(c.sdata)))
 	return nil
 }
 
@@ -1126,14 +1143,14 @@ func (c *column) appendNumber(text []byte, isFloat bool) *buildError {
 	case Float64:
 		if !isFloat && len(text) < 16 {
 			v, _ := parseSmallInt(text)
-			c.f64 = append(c.f64, float64(v))
+			c.f64 = push(c.f64, float64(v))
 			return nil
 		}
 		f, err := strconv.ParseFloat(string(text), 64)
 		if err != nil {
 			return c.outOfRange(string(text))
 		}
-		c.f64 = append(c.f64, f)
+		c.f64 = push(c.f64, f)
 		return nil
 	case Float32:
 		if !c.fixed {
@@ -1143,7 +1160,7 @@ func (c *column) appendNumber(text []byte, isFloat bool) *buildError {
 		if err != nil {
 			return c.outOfRange(string(text))
 		}
-		c.f32 = append(c.f32, float32(f))
+		c.f32 = push(c.f32, float32(f))
 		return nil
 	case Bool, String:
 		return c.conflict("number")
@@ -1242,6 +1259,24 @@ func (c *column) tensor(m int) (*Tensor, error) {
 		return NewTensor(nil, nonNil(c.f64))
 	}
 	return NewStringTensor(nil, c.sdata, c.soffs, !c.notUTF8)
+}
+
+// push appends v, doubling the capacity when it is full: append grows
+// large slices by only 1.25x, which would copy a big column several times
+// over while it is built.
+func push[T any](s []T, v T) []T {
+	if len(s) == cap(s) {
+		s = slices.Grow(s, max(len(s), 32))
+	}
+	return append(s, v)
+}
+
+// pushBytes appends b to s, growing as push does.
+func pushBytes(s, b []byte) []byte {
+	if cap(s)-len(s) < len(b) {
+		s = slices.Grow(s, max(len(s), len(b), 256))
+	}
+	return append(s, b...)
 }
 
 func nonNil[T any](s []T) []T {
