@@ -19,7 +19,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/structtensor/structtensor-go/tfrecord"
@@ -163,8 +162,8 @@ func runOneDecoder(e *env, dsName, decName, file string) (*measurement, error) {
 	return m, nil
 }
 
-// runChild runs cmd, parses the JSON measurement on the last line of its
-// output and adds its peak RSS.
+// runChild runs cmd and parses the JSON measurement on the last line of
+// its output.
 func runChild(cmd *exec.Cmd) (*measurement, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -176,10 +175,7 @@ func runChild(cmd *exec.Cmd) (*measurement, error) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), m); err != nil {
 		return nil, fmt.Errorf("%s printed no measurement: %v\n%s", filepath.Base(cmd.Path), err, stdout.String())
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		m.PeakRSS = ru.Maxrss * 1024 // Linux reports kilobytes
-	}
-	if m.Iters <= 0 || m.CPUSec <= 0 || m.WallSec <= 0 {
+	if m.Iters <= 0 || m.CPUSec <= 0 || m.WallSec <= 0 || m.PeakRSS <= 0 {
 		return nil, fmt.Errorf("%s reported an empty measurement: %+v", filepath.Base(cmd.Path), m)
 	}
 	return m, nil

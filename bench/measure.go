@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"hash"
 	"math"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,7 +27,14 @@ type measurement struct {
 	WallSec  float64 `json:"wall_s"`    // wall seconds of the timed calls
 	OutBytes int64   `json:"out_bytes"` // bytes of one call's output buffers
 	Digest   string  `json:"digest,omitempty"`
-	PeakRSS  int64   `json:"-"` // bytes, from the child's rusage
+	// BaseRSS is the child's peak RSS before its first decode (runtime,
+	// input, prepared decoder) and PeakRSS its peak RSS at the end, in
+	// bytes, both the kernel's high-water mark of the process's own
+	// memory (VmHWM). Not ru_maxrss from wait4: Linux carries the
+	// parent's peak into a child that execs after a vfork-style clone, as
+	// os/exec does, so every child would report at least the parent's peak.
+	BaseRSS int64 `json:"base_rss"`
+	PeakRSS int64 `json:"peak_rss"`
 }
 
 func (m *measurement) mbPerCPUSec() float64 {
@@ -51,11 +61,12 @@ func processCPU() time.Duration {
 // dropped and collected outside the timed region, so the peak memory of
 // the process is that of one decode, not of a backlog of garbage.
 func timeDecoder(fn decodeFunc, minCPU time.Duration, minIters int) (*measurement, error) {
+	base := peakRSS()
 	out, err := fn()
 	if err != nil {
 		return nil, err
 	}
-	m := &measurement{Records: out.NumRows(), OutBytes: valueBytes(out), Digest: digest(out)}
+	m := &measurement{Records: out.NumRows(), OutBytes: valueBytes(out), Digest: digest(out), BaseRSS: base}
 	out = nil
 	runtime.GC()
 	var cpu, wall time.Duration
@@ -73,7 +84,27 @@ func timeDecoder(fn decodeFunc, minCPU time.Duration, minIters int) (*measuremen
 		runtime.GC()
 	}
 	m.CPUSec, m.WallSec = cpu.Seconds(), wall.Seconds()
+	m.PeakRSS = peakRSS()
 	return m, nil
+}
+
+// peakRSS returns this process's peak resident set so far, in bytes: the
+// VmHWM line of /proc/self/status (Linux).
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb * 1024
+		}
+	}
+	return 0
 }
 
 // valueBytes is the size of a value's buffers: values, string bytes and

@@ -73,8 +73,8 @@ func summarize(w io.Writer, results []result, skipped map[string]string) {
 			in, out := float64(m.Bytes)/1e6, float64(m.OutBytes)/1e6
 			limit := maxMemoryFactor * (in + out)
 			rss := float64(m.PeakRSS) / 1e6
-			fmt.Fprintf(w, "target dataset=%s memory %s: peak RSS %.1f MB, goal <= 2 x (input %.1f MB + output %.1f MB) = %.1f MB: %s\n",
-				ds, dec, rss, in, out, limit, met(rss <= limit))
+			fmt.Fprintf(w, "target dataset=%s memory %s: peak RSS %.1f MB (%.1f MB before decoding), goal <= 2 x (input %.1f MB + output %.1f MB) = %.1f MB: %s\n",
+				ds, dec, rss, float64(m.BaseRSS)/1e6, in, out, limit, met(rss <= limit))
 		}
 	}
 }

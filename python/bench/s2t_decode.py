@@ -11,7 +11,11 @@ process CPU time (at least --min-iters calls). It prints one JSON object:
 
   {"records": n, "bytes": payload bytes per call, "iters": calls,
    "cpu_s": process CPU seconds of the calls, "wall_s": wall seconds,
-   "out_bytes": bytes of one call's output tensors}
+   "out_bytes": bytes of one call's output tensors,
+   "base_rss": peak RSS before the first decode, "peak_rss": peak RSS at the end}
+
+RSS figures are bytes, the kernel's VmHWM of this process (see
+bench/measure.go for why not ru_maxrss).
 
 CPU time is time.process_time() (user + system of every thread of this
 process), the same quantity the Go decoders measure with getrusage.
@@ -56,6 +60,15 @@ def needed_files(fds, message):
     return out
 
 
+def peak_rss():
+    """This process's peak resident set in bytes (VmHWM, Linux)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--descriptors", required=True)
@@ -88,6 +101,7 @@ def main():
         return out
 
     # Trace, and warm up on the whole batch; measure the output's size.
+    base_rss = peak_rss()
     out_bytes = 0
     for t in decode(batch):
         a = t.numpy()
@@ -109,7 +123,8 @@ def main():
             break
     wall = time.perf_counter() - wall0
     json.dump({"records": int(batch.shape[0]), "bytes": payload, "iters": iters,
-               "cpu_s": cpu, "wall_s": wall, "out_bytes": out_bytes}, sys.stdout)
+               "cpu_s": cpu, "wall_s": wall, "out_bytes": out_bytes,
+               "base_rss": base_rss, "peak_rss": peak_rss()}, sys.stdout)
     print()
 
 
