@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/structtensor/structtensor-go/decode"
+	"github.com/structtensor/structtensor-go/ops"
+	"github.com/structtensor/structtensor-go/structtensor"
+	"github.com/structtensor/structtensor-go/tfrecord"
+)
+
+// decodeWriters are the output formats of "decode --to". Each gets the
+// whole decoded batch. Other files add formats from init (parquet, arrow),
+// so adding one touches no shared code.
+var decodeWriters = map[string]func(io.Writer, *structtensor.StructTensor) error{
+	"json": func(w io.Writer, st *structtensor.StructTensor) error {
+		if err := structtensor.WriteJSON(w, st); err != nil {
+			return err
+		}
+		_, err := io.WriteString(w, "\n")
+		return err
+	},
+	"jsonl": func(w io.Writer, st *structtensor.StructTensor) error {
+		return structtensor.WriteJSONLines(w, st)
+	},
+}
+
+// multiFlag collects a repeated string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+func init() {
+	register(command{
+		name:    "decode",
+		summary: "decode serialized protobuf records (TFRecord or delimited) into a StructTensor",
+		run:     runDecode,
+	})
+}
+
+func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var protos, includes, paths multiFlag
+	descSet := fs.String("descriptor-set", "", "serialized FileDescriptorSet holding the schema")
+	fs.Var(&protos, "proto", ".proto file to parse (repeatable)")
+	fs.Var(&includes, "I", "import path for --proto files (repeatable)")
+	message := fs.String("message", "", "full name of the record message, e.g. pkg.Recipe")
+	fs.Var(&paths, "path", "field path to project, struct2tensor syntax (repeatable; default every field)")
+	framing := fs.String("input-format", "tfrecord", "record framing: tfrecord or delimited")
+	compression := fs.String("compression", "auto", "input compression: auto, none, gzip or zlib")
+	to := fs.String("to", "json", "output: spec, "+strings.Join(writerNames(), ", "))
+	threads := fs.Int("threads", 0, "decode threads (0: all cores)")
+	batch := fs.Int("batch", 8192, "records per decoded batch")
+	fill := fs.Bool("fill-required", false, "decode missing proto2 required fields as their defaults")
+	anyUTF8 := fs.Bool("accept-invalid-utf8", false, "accept invalid UTF-8 in proto3 strings")
+	maxDepth := fs.Int("max-depth", decode.DefaultMaxDepth, "message nesting limit")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: structtensor decode (--descriptor-set F | --proto F [-I DIR]...) --message NAME [--path P]... [--input-format tfrecord|delimited] [--to json|jsonl|spec] [FILE|-]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return fmt.Errorf("one input file at most, got %d", fs.NArg())
+	}
+	if *message == "" {
+		return errors.New("--message is required")
+	}
+	var desc *decode.Descriptors
+	var err error
+	switch {
+	case *descSet != "" && len(protos) > 0:
+		return errors.New("give --descriptor-set or --proto, not both")
+	case *descSet != "":
+		b, err := os.ReadFile(*descSet)
+		if err != nil {
+			return err
+		}
+		if desc, err = decode.LoadDescriptorSet(b); err != nil {
+			return err
+		}
+	case len(protos) > 0:
+		if desc, err = decode.ParseProtoFiles(includes, protos...); err != nil {
+			return err
+		}
+	default:
+		return errors.New("--descriptor-set or --proto is required")
+	}
+	plan, err := decode.CompileOptions{MaxDepth: *maxDepth, FillRequired: *fill, AcceptInvalidUTF8: *anyUTF8}.Compile(desc, *message, paths...)
+	if err != nil {
+		return err
+	}
+	if *to == "spec" {
+		_, err := fmt.Fprintln(stdout, plan.Spec())
+		return err
+	}
+	write, ok := decodeWriters[*to]
+	if !ok {
+		return fmt.Errorf("unknown --to %q (want spec, %s)", *to, strings.Join(writerNames(), ", "))
+	}
+	opts := decode.StreamOptions{BatchSize: *batch, Threads: *threads}
+	switch *framing {
+	case "tfrecord":
+		opts.Framing = decode.TFRecord
+	case "delimited":
+		opts.Framing = decode.Delimited
+	default:
+		return fmt.Errorf("unknown --input-format %q (want tfrecord or delimited)", *framing)
+	}
+	if opts.Compression, err = tfrecord.ParseCompression(*compression); err != nil {
+		return err
+	}
+
+	in, size := stdin, int64(-1)
+	if name := fs.Arg(0); name != "" && name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+	}
+	counter := &countingReader{r: in}
+	progress := newProgress(stderr, size)
+	stream := plan.NewStream(counter, opts)
+	var batches []structtensor.Value
+	for {
+		st, err := stream.Next(context.Background())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			progress.done()
+			return err
+		}
+		batches = append(batches, st)
+		progress.update(stream.Records(), counter.n)
+	}
+	progress.done()
+	var all *structtensor.StructTensor
+	switch len(batches) {
+	case 0:
+		all, err = plan.Decode(nil)
+		if err != nil {
+			return err
+		}
+	case 1:
+		all = batches[0].(*structtensor.StructTensor)
+	default:
+		v, err := ops.Concat(batches, 0)
+		if err != nil {
+			return err
+		}
+		all = v.(*structtensor.StructTensor)
+	}
+	return write(stdout, all)
+}
+
+func writerNames() []string {
+	names := make([]string, 0, len(decodeWriters))
+	for n := range decodeWriters {
+		names = append(names, n)
+	}
+	// Stable order for help text.
+	for i := 1; i < len(names); i++ {
+		for j := i; j > 0 && names[j] < names[j-1]; j-- {
+			names[j], names[j-1] = names[j-1], names[j]
+		}
+	}
+	return names
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// progress draws a one-line progress bar on a terminal and nothing when
+// stderr is piped or redirected.
+type progress struct {
+	w     io.Writer
+	size  int64
+	shown bool
+}
+
+func newProgress(w io.Writer, size int64) *progress {
+	p := &progress{w: w, size: size}
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return p
+		}
+	}
+	p.w = nil
+	return p
+}
+
+func (p *progress) update(records, bytes int64) {
+	if p.w == nil {
+		return
+	}
+	p.shown = true
+	if p.size > 0 {
+		const width = 30
+		frac := float64(bytes) / float64(p.size)
+		if frac > 1 {
+			frac = 1
+		}
+		n := int(frac * width)
+		fmt.Fprintf(p.w, "\r[%s%s] %3.0f%% %d records", strings.Repeat("=", n), strings.Repeat(" ", width-n), frac*100, records)
+		return
+	}
+	fmt.Fprintf(p.w, "\r%d records, %.1f MB", records, float64(bytes)/1e6)
+}
+
+func (p *progress) done() {
+	if p.w != nil && p.shown {
+		fmt.Fprintln(p.w)
+	}
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/structtensor/structtensor-go/tfrecord"
+)
+
+func TestDecodeCommand(t *testing.T) {
+	args := []string{"decode", "--descriptor-set", "../../testdata/proto/testdata.pb",
+		"--message", "structtensor.testdata.recipe.Recipe", "--path", "title", "--path", "steps.tools.name"}
+	var out, errb bytes.Buffer
+	if code := run(append(args, "../../testdata/decode/recipes.tfrecord"), nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("--to json output is not one JSON array: %v\n%s", err, out.String())
+	}
+	if len(got) != 3 || got[1]["title"] != "Green salad" || errb.Len() != 0 {
+		t.Fatalf("got %v (stderr %q)", got, errb.String())
+	}
+
+	out.Reset()
+	if code := run(append(args, "--to", "jsonl", "../../testdata/decode/recipes.tfrecord"), nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"oven"`) {
+		t.Fatalf("jsonl: %q", out.String())
+	}
+
+	// Delimited input from stdin, with a bad second record: a one-line
+	// error naming the record and offset, and a non-zero exit.
+	var in bytes.Buffer
+	w := tfrecord.NewDelimitedWriter(&in)
+	_ = w.Write([]byte{0x0a, 0x01, 'x'})
+	_ = w.Write([]byte{0x0a, 0x05, 'x'})
+	_ = w.Close()
+	out.Reset()
+	errb.Reset()
+	code := run(append(args, "--input-format", "delimited", "-"), &in, &out, &errb)
+	msg := strings.TrimSpace(errb.String())
+	if code == 0 || strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "record 1, byte 0") || !strings.Contains(msg, `"title"`) {
+		t.Fatalf("exit %d, stderr %q", code, msg)
+	}
+	if out.Len() != 0 {
+		t.Fatalf("output written despite the error: %q", out.String())
+	}
+}
+
+func TestDecodeCommandProtoFiles(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"decode", "--proto", "recipe.proto", "-I", "../../testdata/proto",
+		"--message", "structtensor.testdata.recipe.Recipe", "--to", "spec"}, nil, &out, &errb)
+	if code != 0 || !strings.HasPrefix(out.String(), "StructSpec([None], {title: TensorSpec([None], string)") {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
+	}
+	// An unknown path names the fields that exist.
+	errb.Reset()
+	code = run([]string{"decode", "--proto", "recipe.proto", "-I", "../../testdata/proto",
+		"--message", "structtensor.testdata.recipe.Recipe", "--path", "stepz", filepath.Join(dir, "none")}, nil, &out, &errb)
+	if code == 0 || !strings.Contains(errb.String(), "title, ingredients, ratings, steps") {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	_ = os.Remove(dir)
+}
