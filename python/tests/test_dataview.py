@@ -1,0 +1,192 @@
+"""Python TensorFlow runs the DataViews Go exported, and gets what Go got.
+
+The Go side (savedmodel/internal/dvfixture) exports a SavedModel DataView
+per case, generates deterministic random records, and writes what Go's own
+decoder (decode.Plan.Decode, no TensorFlow) produced for them, leaf by leaf.
+Here TensorFlow 2.21 loads build/libstructtensor_ops.so and each SavedModel,
+runs the `decode` signature on the same records, rebuilds a tf.RaggedTensor
+per leaf from the component tensors (the ancestors' row splits, the leaf's
+own, its values), and compares values and row partitions with Go's.
+
+Run by `make test` (which builds the ops library first):
+    .venv/bin/python -m pytest python/tests
+"""
+import base64
+import json
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import tensorflow as tf  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+OPS_LIB = os.path.join(ROOT, "build", "libstructtensor_ops.so")
+
+_fixture_dir = None
+
+
+def go_fixture():
+    """Runs the Go fixture writer once per test session; returns its dir."""
+    global _fixture_dir
+    if _fixture_dir is None:
+        out = tempfile.mkdtemp(prefix="dataview-fixture-")
+        env = dict(os.environ)
+        env["PKG_CONFIG_PATH"] = os.path.join(ROOT, "build", "pkgconfig") + os.pathsep + env.get("PKG_CONFIG_PATH", "")
+        subprocess.run(["go", "run", "./savedmodel/internal/dvfixture", "-o", out],
+                       cwd=ROOT, env=env, check=True)
+        _fixture_dir = out
+    return _fixture_dir
+
+
+def cases():
+    with open(os.path.join(go_fixture(), "cases.json")) as f:
+        return [c["name"] for c in json.load(f)]
+
+
+def load_case(name):
+    d = os.path.join(go_fixture(), name)
+    with open(os.path.join(d, "case.json")) as f:
+        case = json.load(f)
+    case["records"] = [base64.b64decode(r) for r in case["records"]]
+    with open(os.path.join(d, "dataview", "assets", "dataview.json")) as f:
+        case["metadata"] = json.load(f)
+    case["dir"] = os.path.join(d, "dataview")
+    return case
+
+
+NP_DTYPES = {"bool": np.bool_, "int32": np.int32, "int64": np.int64, "uint32": np.uint32,
+             "uint64": np.uint64, "float32": np.float32, "float64": np.float64}
+
+
+def go_values(leaf):
+    if leaf["dtype"] == "string":
+        return [base64.b64decode(v) for v in leaf["values"]]
+    return np.array(leaf["values"], dtype=NP_DTYPES[leaf["dtype"]])
+
+
+def assert_values_equal(got, want, what):
+    if isinstance(want, list):  # strings
+        assert list(got) == want, what
+    else:
+        assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} vs {want.dtype}"
+        np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+def ancestors(path):
+    parts = path.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def ragged_leaves(outputs, metadata):
+    """Rebuilds every leaf as a tf.Tensor or tf.RaggedTensor from the
+    signature's component outputs, using the component list of the
+    DataView metadata (tfbridge.Components order)."""
+    splits = {}  # path -> its own row_splits, outermost first
+    leaves = {}
+    for c in metadata["components"]:
+        t = outputs[c["key"]]
+        if c["kind"] == "row_splits":
+            splits.setdefault(c["path"], []).append(t)
+        else:
+            leaves[c["path"]] = t
+    out = {}
+    for path, values in leaves.items():
+        nested = []
+        for a in ancestors(path) + [path]:
+            nested.extend(splits.get(a, []))
+        out[path] = tf.RaggedTensor.from_nested_row_splits(values, nested, validate=True) if nested else values
+    return out
+
+
+@pytest.fixture(scope="module")
+def ops():
+    assert os.path.exists(OPS_LIB), f"{OPS_LIB} is missing: run `make ops-lib`"
+    return tf.load_op_library(OPS_LIB)
+
+
+@pytest.mark.parametrize("name", cases())
+def test_saved_model_decode_equals_go(ops, name):
+    case = load_case(name)
+    model = tf.saved_model.load(case["dir"], tags=["serve"])
+    assert set(model.signatures.keys()) == {"decode", "serving_default"}
+    decode = model.signatures["decode"]
+    outputs = decode(records=tf.constant(case["records"], dtype=tf.string))
+    assert set(outputs.keys()) == {c["key"] for c in case["metadata"]["components"]}
+    leaves = ragged_leaves(outputs, case["metadata"])
+    assert set(leaves) == set(case["leaves"])
+    nrecords = len(case["records"])
+    for path, want in case["leaves"].items():
+        got = leaves[path]
+        if isinstance(got, tf.RaggedTensor):
+            assert got.nrows().numpy() == nrecords, path
+            got_splits = [s.numpy() for s in got.nested_row_splits]
+            flat = got.flat_values.numpy()
+        else:
+            got_splits = []
+            flat = got.numpy()
+        assert len(got_splits) == len(want["nested_row_splits"]), f"{path}: ragged rank"
+        for i, (g, w) in enumerate(zip(got_splits, want["nested_row_splits"])):
+            np.testing.assert_array_equal(g, np.array(w, dtype=np.int64), err_msg=f"{path} row_splits {i}")
+        assert_values_equal(flat, go_values(want), f"{path} values")
+
+
+def test_serving_default_is_decode(ops):
+    case = load_case("recipe")
+    model = tf.saved_model.load(case["dir"], tags=["serve"])
+    records = tf.constant(case["records"][:5], dtype=tf.string)
+    a = model.signatures["decode"](records=records)
+    b = model.signatures["serving_default"](records=records)
+    for k in a:
+        assert a[k].dtype == b[k].dtype
+        if a[k].dtype == tf.string:
+            assert list(a[k].numpy()) == list(b[k].numpy()), k
+        else:
+            np.testing.assert_array_equal(a[k].numpy(), b[k].numpy(), err_msg=k)
+
+
+def test_op_directly_in_a_tf_function(ops):
+    """The op from Python, with the plan from the metadata, matches the
+    SavedModel's outputs."""
+    case = load_case("recipe_projected")
+    meta = case["metadata"]
+    plan = base64.b64decode(meta["plan"])
+    splits_keys = [c["key"] for c in meta["components"] if c["kind"] == "row_splits"]
+    value_comps = [c for c in meta["components"] if c["kind"] == "values"]
+    dtypes = [tf.as_dtype(c["dtype"]) for c in value_comps]
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def run(records):
+        out = ops.struct_tensor_decode_proto(records, plan=plan, num_partitions=len(splits_keys), value_dtypes=dtypes)
+        for t in list(out.row_splits) + list(out.values):
+            assert t.shape.as_list() == [None]
+        return out
+
+    out = run(tf.constant(case["records"], dtype=tf.string))
+    model = tf.saved_model.load(case["dir"], tags=["serve"])
+    want = model.signatures["decode"](records=tf.constant(case["records"], dtype=tf.string))
+    for k, t in zip(splits_keys, out.row_splits):
+        np.testing.assert_array_equal(t.numpy(), want[k].numpy(), err_msg=k)
+    for c, t in zip(value_comps, out.values):
+        if t.dtype == tf.string:
+            assert list(t.numpy()) == list(want[c["key"]].numpy()), c["key"]
+        else:
+            np.testing.assert_array_equal(t.numpy(), want[c["key"]].numpy(), err_msg=c["key"])
+
+
+def test_bad_record_is_invalid_argument(ops):
+    case = load_case("recipe")
+    model = tf.saved_model.load(case["dir"], tags=["serve"])
+    records = case["records"][:3] + [b"\x12\x05\x0a\x01"]  # ingredients: length past the end
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        model.signatures["decode"](records=tf.constant(records, dtype=tf.string))
+    msg = str(e.value)
+    assert "record 3" in msg and "byte offset" in msg and "ingredients" in msg, msg
+
+
+def test_library_load_is_idempotent(ops):
+    again = tf.load_op_library(OPS_LIB)
+    assert hasattr(again, "struct_tensor_decode_proto")
