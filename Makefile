@@ -39,9 +39,11 @@ vet: setup-go setup-tf
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 
-test: setup vet
+test: setup vet ops-lib
 	$(GO) test ./...
 	$(GO) test -short -tags invariants ./structtensor/...
+	scripts/setup-python.sh s2t
+	.venv/bin/python -m pytest python/tests
 
 # The decode benchmark harness (bench/README.md): every decoder side by side on
 # generated datasets, one line per dataset and decoder, then the targets.
