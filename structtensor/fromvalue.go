@@ -700,7 +700,8 @@ func FromValue(v any, spec ...Spec) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e := walkValue(n, 0, v); e != nil {
+	var w goWalker
+	if e := w.value(n, 0, v); e != nil {
 		return nil, e
 	}
 	val, err := n.value(true, 1)
@@ -728,8 +729,17 @@ func checkSpec(v Value, spec []Spec) (Value, error) {
 	return v, nil
 }
 
-// walkValue feeds one Go value at depth d of n.
-func walkValue(n *node, d int, v any) *buildError {
+// goWalker feeds Go values to the builders.
+type goWalker struct {
+	nest int // maps and lists entered: bounds recursion on cyclic values
+}
+
+// value feeds one Go value at depth d of n.
+func (w *goWalker) value(n *node, d int, v any) *buildError {
+	if w.nest++; w.nest > maxJSONDepth {
+		return n.fail("nested more than %d deep (a cyclic value?)", maxJSONDepth)
+	}
+	defer func() { w.nest-- }()
 	switch x := v.(type) {
 	case nil:
 		return n.fail("nil value")
@@ -748,7 +758,7 @@ func walkValue(n *node, d int, v any) *buildError {
 			if err != nil {
 				return err
 			}
-			if err := walkValue(f.node, 0, x[k]); err != nil {
+			if err := w.value(f.node, 0, x[k]); err != nil {
 				return err.atKey(k)
 			}
 		}
@@ -758,7 +768,7 @@ func walkValue(n *node, d int, v any) *buildError {
 			return err
 		}
 		for i, e := range x {
-			if err := walkValue(n, d+1, e); err != nil {
+			if err := w.value(n, d+1, e); err != nil {
 				return err.atIndex(i)
 			}
 		}
@@ -804,7 +814,7 @@ func walkValue(n *node, d int, v any) *buildError {
 	case []string:
 		return walkSlice(n, d, x, func(d int, v string) *buildError { return n.leafString(d, []byte(v)) })
 	case []map[string]any:
-		return walkSlice(n, d, x, func(d int, v map[string]any) *buildError { return walkValue(n, d, v) })
+		return walkSlice(n, d, x, func(d int, v map[string]any) *buildError { return w.value(n, d, v) })
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
@@ -813,7 +823,7 @@ func walkValue(n *node, d int, v any) *buildError {
 			return err
 		}
 		for i := 0; i < rv.Len(); i++ {
-			if err := walkValue(n, d+1, rv.Index(i).Interface()); err != nil {
+			if err := w.value(n, d+1, rv.Index(i).Interface()); err != nil {
 				return err.atIndex(i)
 			}
 		}
@@ -827,12 +837,12 @@ func walkValue(n *node, d int, v any) *buildError {
 		for it.Next() {
 			m[it.Key().String()] = it.Value().Interface()
 		}
-		return walkValue(n, d, m)
+		return w.value(n, d, m)
 	case reflect.Pointer, reflect.Interface:
 		if rv.IsNil() {
 			return n.fail("nil value")
 		}
-		return walkValue(n, d, rv.Elem().Interface())
+		return w.value(n, d, rv.Elem().Interface())
 	case reflect.String:
 		return n.leafString(d, []byte(rv.String()))
 	case reflect.Bool:

@@ -190,6 +190,21 @@ func TestFromValueErrors(t *testing.T) {
 	}
 }
 
+func TestFromValueCycle(t *testing.T) {
+	cyclic := map[string]any{}
+	cyclic["self"] = cyclic
+	list := []any{nil}
+	list[0] = list
+	type selfList []selfList
+	typed := selfList{nil}
+	typed[0] = typed
+	for _, v := range []any{cyclic, list, typed} {
+		if _, err := FromValue(v); !errors.Is(err, ErrInference) || !strings.Contains(err.Error(), "cyclic") {
+			t.Errorf("FromValue(cyclic): %v, want a cyclic-value error", err)
+		}
+	}
+}
+
 func TestFromValueSpecOverrides(t *testing.T) {
 	for _, tc := range []struct {
 		name string
