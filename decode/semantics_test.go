@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/structtensor/structtensor-go/structtensor"
 )
@@ -495,5 +498,44 @@ func TestPlanRoundTrip(t *testing.T) {
 		if _, err := UnmarshalPlan(bad); !errors.Is(err, ErrPlan) {
 			t.Errorf("UnmarshalPlan(%q) = %v, want ErrPlan", bad, err)
 		}
+	}
+}
+
+// TestFromMessage compiles a plan from a message compiled into the
+// program (descriptor.proto's FileDescriptorProto, which is recursive) and
+// decodes the test schemas' own file descriptors with it.
+func TestFromMessage(t *testing.T) {
+	md := descriptorpb.File_google_protobuf_descriptor_proto.Messages().ByName("FileDescriptorProto")
+	d, err := FromMessage(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Compile(d, string(md.FullName()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile("../testdata/proto/testdata.pb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set descriptorpb.FileDescriptorSet
+	if err := proto.Unmarshal(raw, &set); err != nil {
+		t.Fatal(err)
+	}
+	var records [][]byte
+	for _, f := range set.File {
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		records = append(records, b)
+	}
+	st, err := plan.Decode(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testDescriptors(t)
+	if ok, why := sameValue(refRecords(t, md, records), structtensor.ToValue(st)); !ok {
+		t.Fatal(why)
 	}
 }

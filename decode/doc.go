@@ -1,0 +1,76 @@
+// Package decode turns serialized protobuf records into StructTensors.
+//
+// A Plan is compiled once from descriptors and a projection, then decodes
+// batches of records of one message type:
+//
+//	desc, _ := decode.LoadDescriptorSet(fileDescriptorSet)   // or ParseProtoFiles, FromMessage
+//	plan, _ := decode.Compile(desc, "pkg.Recipe", "title", "steps.tools.name")
+//	st, _ := plan.Decode(records)                             // *structtensor.StructTensor, shape [len(records)]
+//
+// # The mapping
+//
+// A batch of B records decodes to a rank-1 StructTensor of shape [B]. Each
+// projected field of a message follows one rule, from its descriptor
+// (Plan.Spec gives the result's type before any data):
+//
+//	proto2 required                    scalar (a nested struct for a message)
+//	repeated, map                      list: a ragged dimension
+//	singular with presence             list of 0 or 1 values (proto2 optional,
+//	                                   proto3 optional, oneof members, message
+//	                                   fields, editions explicit presence)
+//	singular without presence          scalar, the default when absent
+//	                                   (proto3 implicit, editions IMPLICIT)
+//
+// Enums decode as int32, string and bytes as String tensors (string fields
+// marked UTF-8), groups and delimited messages as messages. A map is a
+// list of {key, value} entries in wire order, duplicate keys included,
+// with an absent key or value read as its default (an empty struct for a
+// message value). Nested messages are nested StructTensors stored flat:
+// the fields of a repeated message at depth d hold one row per element at
+// that depth, and share its row partition. An extension's field name is
+// its full name with dots as underscores.
+//
+// # Semantics
+//
+// The wire format is read exactly as protobuf parses it: fields in any
+// order, a repeated scalar field in packed and unpacked runs (both
+// accepted whatever the declaration), a singular scalar seen twice keeps
+// the last value, a singular message seen twice merges, setting a oneof
+// member clears the others, unknown fields (and fields outside the
+// projection) are skipped, unknown groups included. Two departures, both
+// toward strictness: a known field with a wire type its type cannot have
+// is ErrWireType (protobuf would keep it as an unknown field), and nesting
+// is limited to CompileOptions.MaxDepth (100 by default). A missing
+// proto2 required field is ErrRequired unless CompileOptions.FillRequired;
+// invalid UTF-8 in a proto3 string is ErrUTF8 unless
+// CompileOptions.AcceptInvalidUTF8. A bad record fails the whole batch
+// with a *RecordError naming the record index, the byte offset inside the
+// record and the field path; no partial output is returned.
+//
+// # Projections
+//
+// Paths use struct2tensor's syntax: field names joined by dots, an
+// extension as "(full.name)", a map field's "key" and "value". A path that
+// ends at a message selects everything below it. With no paths every
+// field is selected, and the recursion of a message type into itself is
+// cut (a path may still name a recursive field explicitly, as deep as it
+// likes). Fields appear in declaration order, extensions last.
+//
+// # The engine
+//
+// Decoding runs in package native, a C++ engine behind cgo: one pass over
+// each record, appending every value straight into its column at its
+// nesting level and every row split at the end of each message, so the
+// output is built in the same pass that reads the input. Batches of more
+// than a few hundred KiB are split across threads (WithThreads; all cores
+// by default) with output identical to a serial run. The columns are then
+// copied once into Go memory and wrapped by the value model's
+// constructors without further copies. Plan.MarshalBinary gives the
+// plan's versioned byte form (documented in package native), which
+// UnmarshalPlan reads back and the TensorFlow op carries as an attribute.
+//
+// For streams of records, Plan.NewStream reads TFRecord files (optionally
+// GZIP or ZLIB compressed) or varint-delimited records batch by batch, and
+// DecodeContiguous decodes records laid out in one buffer with offsets
+// (an Arrow binary array, a tfrecord.Batch) without copying them.
+package decode
