@@ -21,7 +21,9 @@ func ExampleCompile() {
 	fmt.Println(plan.Spec())
 
 	// One record by hand: title "Tea", one step with tools "kettle" and "cup".
-	tool := func(name string) []byte { return protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), name) }
+	tool := func(name string) []byte {
+		return protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), name)
+	}
 	var step []byte
 	for _, name := range []string{"kettle", "cup"} {
 		step = protowire.AppendBytes(protowire.AppendTag(step, 3, protowire.BytesType), tool(name))
