@@ -1,0 +1,120 @@
+package ops_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// venvPython returns the interpreter `make setup` installs TensorFlow
+// into (.venv at the repository root), skipping the test when it is
+// absent: the ops package builds and tests without TensorFlow, and
+// `make test` runs these comparisons after its set-up step.
+func venvPython(t *testing.T, venv string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", venv, "bin", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("skipping: %s not found (run scripts/setup-python.sh)", p)
+	}
+	return p
+}
+
+type tfResult struct {
+	Value       any    `json:"value"`
+	Error       string `json:"error"`
+	Unsupported string `json:"unsupported"`
+}
+
+// runPython sends cases as JSON to script and decodes its results.
+func runPython(t *testing.T, python, script string, cases any, n int) []tfResult {
+	t.Helper()
+	in, err := json.Marshal(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, script)
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Env = append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=3", "CUDA_VISIBLE_DEVICES=")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, stderr.String())
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.UseNumber()
+	var res []tfResult
+	if err := dec.Decode(&res); err != nil {
+		t.Fatalf("%s output: %v\n%s", script, err, out)
+	}
+	if len(res) != n {
+		t.Fatalf("%s returned %d results for %d cases", script, len(res), n)
+	}
+	return res
+}
+
+// TestAgainstTensorFlow runs every data-driven array-op case that
+// TensorFlow has an op for (StructuredTensor's dispatched gather,
+// expand_dims, concat, size, rank, merge_dims, partition_outer_dimension;
+// RaggedTensor's gather_nd, boolean_mask, stack, squeeze, tile, where)
+// through TensorFlow 2.21 and compares its result with ours. A case we
+// reject must be rejected by TensorFlow too.
+func TestAgainstTensorFlow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping TensorFlow comparison in -short mode")
+	}
+	python := venvPython(t, ".venv")
+	type tfCase struct {
+		Op     string            `json:"op"`
+		Args   map[string]string `json:"args"`
+		Inputs []any             `json:"inputs"`
+	}
+	var cases []ddCase
+	var req []tfCase
+	for _, c := range readCases(t, "testdata/array_ops.txt") {
+		if c.op == "shape" || c.op == "unstack" || c.op == "batch_gather" {
+			continue // no TensorFlow counterpart taking these arguments
+		}
+		if why, skip := c.args["tf"]; skip {
+			t.Logf("%s:%d: not compared with TensorFlow: %s", c.file, c.line, strings.ReplaceAll(why, "_", " "))
+			continue
+		}
+		tc := tfCase{Op: c.op, Args: c.args}
+		for _, s := range c.inputs {
+			tc.Inputs = append(tc.Inputs, parseJSON(t, s))
+		}
+		cases, req = append(cases, c), append(req, tc)
+	}
+	res := runPython(t, python, "testdata/tf_reference.py", req, len(req))
+	compared := 0
+	for i, c := range cases {
+		r := res[i]
+		name := c.file + ":" + strconv.Itoa(c.line) + ":" + c.op
+		if r.Unsupported != "" {
+			continue
+		}
+		got, err := runCase(t, c)
+		switch {
+		case r.Error != "" && err == nil:
+			t.Errorf("%s: TensorFlow rejects it (%s), we give %s", name, r.Error, show(got))
+		case r.Error == "" && err != nil:
+			t.Errorf("%s: we reject it (%v), TensorFlow gives %s", name, err, show(r.Value))
+		case r.Error == "" && !reflect.DeepEqual(canon(got), canon(r.Value)):
+			t.Errorf("%s:\n ours %s\n   tf %s", name, show(got), show(r.Value))
+		}
+		compared++
+	}
+	if compared < 20 {
+		t.Fatalf("only %d cases compared with TensorFlow", compared)
+	}
+	t.Logf("%d cases compared with TensorFlow", compared)
+}
