@@ -13,14 +13,11 @@ import (
 	st "github.com/structtensor/structtensor-go/structtensor"
 )
 
-// TestGetMatchesTensorFlow runs the same indexing on TensorFlow's
-// StructuredTensor (from_pyval, then st[keys]) and RaggedTensor in the
-// repository's .venv (make setup builds it), and compares the results as
-// nested values. Floats are exact in float32, which TensorFlow infers.
-// Where TensorFlow refuses to index into an inner ragged dimension, Get
-// indexes each row (as NumPy would a list of arrays); those cases are
-// marked and checked against values worked out by hand.
-func TestGetMatchesTensorFlow(t *testing.T) {
+// TestMatchesTensorFlow runs the same indexing and updates on TensorFlow's
+// StructuredTensor and RaggedTensor (testdata/tf/reference.py, one Python
+// process in the repository's .venv, which make setup builds) and with
+// Get and WithUpdatesOrdered, and compares the results as nested values.
+func TestMatchesTensorFlow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts TensorFlow (about 10 s); make test runs it")
 	}
@@ -31,6 +28,72 @@ func TestGetMatchesTensorFlow(t *testing.T) {
 	if _, err := os.Stat(python); err != nil {
 		t.Skipf("needs the TensorFlow venv (make setup): %v", err)
 	}
+	gets, ups := getCases(), updateCases()
+	var in []map[string]any
+	for _, c := range gets {
+		in = append(in, c.py())
+	}
+	for _, c := range ups {
+		in = append(in, c.py())
+	}
+	input, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, filepath.Join("testdata", "tf", "reference.py"))
+	cmd.Stdin = bytes.NewReader(input)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("reference.py: %v\n%s", err, stderr.String())
+	}
+	var results []tfResult
+	if err := json.Unmarshal(out, &results); err != nil || len(results) != len(in) {
+		t.Fatalf("reference.py output (%v): %s", err, out)
+	}
+	t.Run("Get", func(t *testing.T) { checkGets(t, gets, results[:len(gets)]) })
+	t.Run("WithUpdates", func(t *testing.T) { checkUpdates(t, ups, results[len(gets):]) })
+}
+
+// tfResult is reference.py's answer for one case.
+type tfResult struct {
+	OK    bool   `json:"ok"`
+	Value any    `json:"value"`
+	Error string `json:"error"`
+}
+
+// getCase is st[keys] on a value built by from_pyval (or
+// tf.ragged.constant when ragged). Floats are exact in float32, which
+// TensorFlow infers. Where TensorFlow refuses to index into an inner
+// ragged dimension, Get indexes each row (as NumPy would a list of
+// arrays); those cases are marked extension and checked against values
+// worked out by hand.
+type getCase struct {
+	value     any
+	ragged    bool
+	keys      []any
+	extension bool
+	want      any
+}
+
+func (c getCase) py() map[string]any {
+	keys := make([]any, len(c.keys))
+	for j, k := range c.keys {
+		if sl, ok := k.(st.Slice); ok {
+			var step any
+			if sl.Step != 0 {
+				step = sl.Step
+			}
+			keys[j] = map[string]any{"slice": []any{sl.Start, sl.Stop, step}}
+		} else {
+			keys[j] = k
+		}
+	}
+	return map[string]any{"op": "getitem", "value": c.value, "ragged": c.ragged, "keys": keys}
+}
+
+func getCases() []getCase {
 	L := func(x ...any) []any { return append([]any{}, x...) }
 	recipe := map[string]any{
 		"user_embedding": L(0.5, 2.0, 0.25, 0.125, 9.0, 1.5),
@@ -60,17 +123,7 @@ func TestGetMatchesTensorFlow(t *testing.T) {
 	ragged := L(L(1, 2, 3), L(), L(4, 5))
 	ragged3 := L(L(L(1, 2), L(3)), L(L(4, 5, 6)), L())
 	s := func(start, stop *int, step int) st.Slice { return st.Slice{Start: start, Stop: stop, Step: step} }
-	type tcase struct {
-		value  any
-		ragged bool
-		keys   []any
-		// extension marks indexing TensorFlow refuses ("Cannot index into
-		// an inner ragged dimension") and Get does per row; want is then
-		// the expected result.
-		extension bool
-		want      any
-	}
-	cases := []tcase{
+	return []getCase{
 		{value: recipe, keys: L("recipe", "ingredients", 0, "name")},
 		{value: recipe, keys: L("recipe", "ingredients", st.All, "name")},
 		{value: recipe, keys: L("recipe", "user_rating", st.All, "user_embedding", st.Slice{Step: 2})},
@@ -108,48 +161,9 @@ func TestGetMatchesTensorFlow(t *testing.T) {
 		// each has a last element.
 		{value: ragged3, ragged: true, keys: L(st.All, st.All, -1), extension: true, want: L(L(2.0, 3.0), L(6.0), L())},
 	}
+}
 
-	type pyCase struct {
-		Value  any   `json:"value"`
-		Ragged bool  `json:"ragged"`
-		Keys   []any `json:"keys"`
-	}
-	in := make([]pyCase, len(cases))
-	for i, c := range cases {
-		keys := make([]any, len(c.keys))
-		for j, k := range c.keys {
-			if sl, ok := k.(st.Slice); ok {
-				var step any
-				if sl.Step != 0 {
-					step = sl.Step
-				}
-				keys[j] = map[string]any{"slice": []any{sl.Start, sl.Stop, step}}
-			} else {
-				keys[j] = k
-			}
-		}
-		in[i] = pyCase{Value: c.value, Ragged: c.ragged, Keys: keys}
-	}
-	input, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(python, filepath.Join("testdata", "tf", "getitem.py"))
-	cmd.Stdin = bytes.NewReader(input)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("getitem.py: %v\n%s", err, stderr.String())
-	}
-	var results []struct {
-		OK    bool   `json:"ok"`
-		Value any    `json:"value"`
-		Error string `json:"error"`
-	}
-	if err := json.Unmarshal(out, &results); err != nil || len(results) != len(cases) {
-		t.Fatalf("getitem.py output (%v): %s", err, out)
-	}
+func checkGets(t *testing.T, cases []getCase, results []tfResult) {
 	compared := 0
 	defer func() {
 		// Guard the harness: most cases must be values TensorFlow computed.

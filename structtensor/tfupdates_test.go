@@ -1,32 +1,35 @@
 package structtensor_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	st "github.com/structtensor/structtensor-go/structtensor"
 )
 
-// TestWithUpdatesMatchesTensorFlow applies the same updates with
-// TensorFlow's StructuredTensor.with_updates (validate=True) in the .venv
-// and with WithUpdatesOrdered, and compares the results as nested values,
-// or that both reject the update.
-func TestWithUpdatesMatchesTensorFlow(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts TensorFlow (about 10 s); make test runs it")
+// updateCase is st.with_updates({path: value, ...}, validate=True) on a
+// value built by from_pyval; each update value is built with
+// tf.ragged.constant (ragged) or tf.constant, and a nil value removes.
+type updateCase struct {
+	value   any
+	updates []update
+}
+
+type update struct {
+	path   []string
+	value  any
+	ragged bool
+}
+
+func (c updateCase) py() map[string]any {
+	var ups [][]any
+	for _, u := range c.updates {
+		ups = append(ups, []any{u.path, u.value, u.ragged})
 	}
-	python, err := filepath.Abs(filepath.Join("..", ".venv", "bin", "python"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(python); err != nil {
-		t.Skipf("needs the TensorFlow venv (make setup): %v", err)
-	}
+	return map[string]any{"op": "with_updates", "value": c.value, "updates": ups}
+}
+
+func updateCases() []updateCase {
 	L := func(x ...any) []any { return append([]any{}, x...) }
 	P := func(x ...string) []string { return x }
 	recipe := map[string]any{
@@ -41,16 +44,7 @@ func TestWithUpdatesMatchesTensorFlow(t *testing.T) {
 	}
 	batch := L(map[string]any{"x": 1}, map[string]any{"x": 2}, map[string]any{"x": 3})
 	matrix := L(L(map[string]any{"a": 1}, map[string]any{"a": 2}), L(map[string]any{"a": 3}))
-	type update struct {
-		path   []string
-		value  any // nil removes
-		ragged bool
-	}
-	type tcase struct {
-		value   any
-		updates []update
-	}
-	cases := []tcase{
+	return []updateCase{
 		{recipe, []update{{P("recipe", "user_rating", "double"), L(1.5, 1.0), false}}},
 		{recipe, []update{{P("servings"), 24, false}}},
 		{recipe, []update{{P("recipe", "title"), "Sugar cookies", false}}},
@@ -66,37 +60,9 @@ func TestWithUpdatesMatchesTensorFlow(t *testing.T) {
 		{matrix, []update{{P("c"), L(L(1), L(2, 3)), true}}},
 		{matrix, []update{{P("c"), L(L(L(1), L()), L(L(2, 3))), true}}},
 	}
-	type pyCase struct {
-		Value   any     `json:"value"`
-		Updates [][]any `json:"updates"`
-	}
-	in := make([]pyCase, len(cases))
-	for i, c := range cases {
-		in[i].Value = c.value
-		for _, u := range c.updates {
-			in[i].Updates = append(in[i].Updates, []any{u.path, u.value, u.ragged})
-		}
-	}
-	input, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(python, filepath.Join("testdata", "tf", "withupdates.py"))
-	cmd.Stdin = bytes.NewReader(input)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("withupdates.py: %v\n%s", err, stderr.String())
-	}
-	var results []struct {
-		OK    bool   `json:"ok"`
-		Value any    `json:"value"`
-		Error string `json:"error"`
-	}
-	if err := json.Unmarshal(out, &results); err != nil || len(results) != len(cases) {
-		t.Fatalf("withupdates.py output (%v): %s", err, out)
-	}
+}
+
+func checkUpdates(t *testing.T, cases []updateCase, results []tfResult) {
 	compared := 0
 	for i, c := range cases {
 		tf := results[i]
