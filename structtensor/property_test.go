@@ -591,3 +591,55 @@ func naiveWithOnly(x any, spec *StructSpec, depth int, keep [][]string) any {
 	}
 	return out
 }
+
+// allUniformRagged reports the one documented exception to the
+// SplitOuterDims/JoinOuterDims round trip.
+func allUniformRagged(v Value) bool {
+	r, ok := v.(*Ragged)
+	if !ok {
+		return false
+	}
+	for _, p := range r.Partitions() {
+		if !p.IsUniform() {
+			return false
+		}
+	}
+	return true
+}
+
+// TestPropertySplitJoin: JoinOuterDims(SplitOuterDims(v, d)) equals v for
+// every full-shape field value v of a random struct and every d.
+func TestPropertySplitJoin(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := genStruct(t, 0)
+		var values []Value
+		for _, p := range structPaths(s.Spec().(*StructSpec), nil) {
+			v, err := s.FieldValue(p...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			values = append(values, v)
+		}
+		if s.Rank() > 0 {
+			values = append(values, s)
+		}
+		for _, v := range values {
+			if allUniformRagged(v) {
+				continue
+			}
+			for d := 1; d <= v.Rank(); d++ {
+				parts, flat, err := SplitOuterDims(v, d)
+				if err != nil {
+					t.Fatalf("SplitOuterDims(%v, %d): %v", v.Spec(), d, err)
+				}
+				back, err := JoinOuterDims(parts, flat)
+				if err != nil {
+					t.Fatalf("JoinOuterDims after split %d of %v: %v", d, v.Spec(), err)
+				}
+				if !Equal(back, v) || !back.Spec().Equal(v.Spec()) {
+					t.Fatalf("split/join %d: %v became %v", d, v.Spec(), back.Spec())
+				}
+			}
+		}
+	})
+}
