@@ -6,7 +6,7 @@ static void tfb_free_strings(void* data, size_t len, void* arg) {
   (void)arg;
   TF_TString* s = (TF_TString*)data;
   size_t n = len / sizeof(TF_TString);
-  for (size_t i = 0; i < n; i++) TF_StringDealloc(&s[i]);
+  for (size_t i = 0; i < n; i++) TF_TString_Dealloc(&s[i]);
   free(data);
 }
 
@@ -21,8 +21,8 @@ TF_Tensor* tfb_new_string_tensor(const int64_t* dims, int ndims,
   TF_TString* s = (TF_TString*)aligned_alloc(align, alloc);
   if (s == NULL) return NULL;
   for (int64_t i = 0; i < n; i++) {
-    TF_StringInit(&s[i]);
-    TF_StringCopy(&s[i], data + offsets[i], (size_t)(offsets[i + 1] - offsets[i]));
+    TF_TString_Init(&s[i]);
+    TF_TString_Copy(&s[i], data + offsets[i], (size_t)(offsets[i + 1] - offsets[i]));
   }
   // On failure TF_NewTensor has already released s through the deallocator.
   return TF_NewTensor(TF_STRING, dims, ndims, s, len, tfb_free_strings, NULL);
@@ -33,7 +33,7 @@ int64_t tfb_string_offsets(const TF_Tensor* t, int64_t n, int64_t* offsets) {
   int64_t total = 0;
   offsets[0] = 0;
   for (int64_t i = 0; i < n; i++) {
-    total += (int64_t)TF_StringGetSize(&s[i]);
+    total += (int64_t)TF_TString_GetSize(&s[i]);
     offsets[i + 1] = total;
   }
   return total;
@@ -42,8 +42,8 @@ int64_t tfb_string_offsets(const TF_Tensor* t, int64_t n, int64_t* offsets) {
 void tfb_string_copy(const TF_Tensor* t, int64_t n, char* dst) {
   const TF_TString* s = (const TF_TString*)TF_TensorData(t);
   for (int64_t i = 0; i < n; i++) {
-    size_t k = TF_StringGetSize(&s[i]);
-    if (k > 0) memcpy(dst, TF_StringGetDataPointer(&s[i]), k);
+    size_t k = TF_TString_GetSize(&s[i]);
+    if (k > 0) memcpy(dst, TF_TString_GetDataPointer(&s[i]), k);
     dst += k;
   }
 }

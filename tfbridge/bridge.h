@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <tensorflow/c/c_api.h>
 #include <tensorflow/c/tf_tstring.h>
+// The header-only TF_TString implementation: the same inline code (and
+// ABI) TensorFlow compiles in, without a library call per element.
+#include <tensorflow/core/platform/ctstring.h>
 
 // tfb_new_string_tensor builds a TF_STRING tensor of n elements, element i
 // being a copy of data[offsets[i]:offsets[i+1]]. The TF_TString array lives

@@ -1,14 +1,111 @@
 // Package tfbridge is structtensor's own thin cgo layer over the TensorFlow
-// C API: graphs, an operation builder, sessions, tensors, SavedModels and
-// custom-op libraries. It does not use TensorFlow's Go bindings.
+// C API: graphs, an operation builder, sessions, tensors, SavedModels,
+// custom-op libraries, and the graph-plane StructTensor. It does not use
+// TensorFlow's Go bindings, which the Go module proxy cannot serve and which
+// are no longer maintained; the C API (c_api.h) is the ABI-stable surface
+// TensorFlow ships in every wheel.
 //
 // # Building
 //
 // cgo finds TensorFlow through pkg-config (`#cgo pkg-config: tensorflow`).
 // `make setup-tf` (scripts/setup-tf.sh) writes build/pkgconfig/tensorflow.pc
-// for the tensorflow-cpu wheel in the project's .venv, or for the
-// libtensorflow named by STRUCTTENSOR_TF_DIR, with an rpath so that
+// for the tensorflow-cpu wheel in the project's .venv (its
+// libtensorflow_cc.so.2, libtensorflow_framework.so.2 and include/), or for
+// the libtensorflow named by STRUCTTENSOR_TF_DIR, with an rpath so that
 // binaries run without LD_LIBRARY_PATH. The Makefile exports
 // PKG_CONFIG_PATH; outside make, set PKG_CONFIG_PATH=$PWD/build/pkgconfig.
-// Only packages importing tfbridge need any of this.
+// Only packages importing tfbridge need any of this: the value model, the
+// decoder and the format packages never import it.
+//
+// # Handles and lifetimes
+//
+// Every C handle (Graph, Session, Tensor) has a Close method and a
+// runtime.AddCleanup that releases it if Close was never called. A Graph
+// holds one *Operation per TensorFlow operation, so Outputs are comparable
+// map keys however they were obtained (AddOperation, Operation,
+// OutputByName). A Session keeps its Graph alive; TensorFlow itself defers
+// deleting a graph until its sessions are gone. Graphs and sessions are
+// independent: two of each in one process do not share state, and Run may
+// be called from many goroutines at once.
+//
+// # Errors
+//
+// A non-OK TF_Status becomes a *StatusError carrying the code and
+// TensorFlow's message; it wraps the sentinel of its code (ErrInvalidArgument,
+// ErrNotFound, ...), so callers use errors.Is, and tfbridge adds the
+// operation name and type (AddOperation) or the step (Run, load) as
+// context. Errors raised before TensorFlow is called wrap tfbridge's own
+// sentinels (ErrAttr, ErrDType, ErrShape, ErrGraph, ErrClosed).
+//
+// # Tensor conversion and its cost
+//
+// NewTensor and Tensor.Value convert between *structtensor.Tensor and
+// TF_Tensor for every structtensor dtype (bool, int32, int64, uint32, uint64,
+// float32, float64, string). Numeric and bool layouts are identical on both
+// sides, so each direction is exactly one memcpy (TensorFlow side:
+// TF_AllocateTensor, aligned as Eigen requires). Sharing the Go buffer
+// instead was considered and rejected: TensorFlow may keep a fed
+// buffer after Run returns (Identity forwards its input into the fetched
+// output), so a Go buffer would have to stay pinned until a deallocator
+// fired on a TensorFlow thread, and TensorFlow copies any buffer that is not
+// 64-byte aligned regardless. The copy runs at memory bandwidth (see
+// BenchmarkConvert, which measures each conversion next to a plain Go copy
+// of the same bytes).
+//
+// Strings are TF_TString arrays on the TensorFlow side and one data buffer
+// plus offsets on ours. Go to TensorFlow is one C loop that writes each
+// TF_TString (up to 22 bytes inline, longer ones in their own allocation)
+// into memory whose deallocator frees the elements, so the tensor is
+// released correctly whenever TensorFlow drops its last reference.
+// TensorFlow to Go is two C loops: one sums the sizes into the offsets,
+// one copies the bytes back to back. Both use the header-only TF_TString
+// code, with no library call per element. Embedded NULs and strings of any
+// size survive.
+//
+// # The graph-plane StructTensor
+//
+// A SymbolicStruct is a StructTensor inside a graph: the Outputs holding
+// its component tensors plus its structtensor.StructSpec. Session.RunStruct
+// fetches the components and rebuilds the concrete *structtensor.StructTensor
+// with the value model's constructors (so every invariant is checked on
+// the way back; bad row splits are errors, not panics). Field selects
+// symbolic fields by path, in full shape. PlaceholdersFromSpec and
+// FeedStruct let a Go program feed ragged, nested StructTensors to a graph;
+// NewSymbolicStruct wraps the outputs of an op (the decode op) that
+// produces components.
+//
+// # Component order
+//
+// A StructTensor of spec S is carried by a flat list of tensors, in this
+// order (Components(S) lists it, with names, dtypes and shapes; a decode op
+// must produce its outputs in exactly this order):
+//
+//   - Walk the spec depth first, fields in their order.
+//   - At each struct level: first the row_splits of the partitions the
+//     struct adds (for the root of rank r, its r-1 partitions, outermost
+//     first; for a nested struct, the partitions its full shape has beyond
+//     its parent's), then its fields.
+//   - At each leaf (Tensor or Ragged field): first the row_splits of the
+//     partitions it adds beyond its struct's (RaggedRank minus the struct's
+//     partitions), outermost first, then its flat values.
+//
+// Row splits are int64 vectors [N+1]. Flat values hold one row per
+// innermost element: shape [N, inner dense dims...], the leaf's dtype; a
+// leaf of a scalar (rank-0) struct is its full value. Fields are stored
+// flat, as in the value model: a struct's partitions appear once, never
+// per field. A dimension the spec knows (not None) rebuilds as a uniform
+// partition. Component names (ComponentSpec.Name) are "<path>/row_splits_<i>"
+// and "<path>/values", the path being field names joined by ".".
+//
+// For records of a message {id: int64; items: repeated {name: string; qty:
+// repeated int32}; tags: repeated string} decoded to a rank-1 struct [B],
+// the components are:
+//
+//	id/values                 int64  [B]
+//	items/row_splits_0        int64  [B+1]       items per record
+//	items.name/values         string [I]         I = total items
+//	items.qty/row_splits_0    int64  [I+1]       qty per item
+//	items.qty/values          int32  [Q]
+//	tags/row_splits_0         int64  [B+1]
+//	tags/values               string [T]
 package tfbridge
