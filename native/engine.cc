@@ -85,6 +85,14 @@ struct NodePlan {
   std::vector<std::pair<uint32_t, int32_t>> sparse;  // sorted, numbers >= kDenseLimit
   std::vector<int32_t> singular;  // fields with mode REQUIRED or IMPLICIT
   std::vector<int32_t> lists;     // fields with mode OPTIONAL or REPEATED
+  // What end_element needs of each list field, packed tight: the
+  // partition, and where the count of its values comes from.
+  struct ListSlot {
+    int32_t partition;
+    int32_t source;  // child node (message) or column
+    bool message;
+  };
+  std::vector<ListSlot> list_slots;
   std::vector<std::vector<int32_t>> oneofs;
   int32_t parent = -1;
 
@@ -300,6 +308,7 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
         node.singular.push_back(int32_t(i));
       } else {
         node.lists.push_back(int32_t(i));
+        node.list_slots.push_back({f.partition, f.message ? f.child : f.column, f.message});
       }
       if (f.oneof) {
         if (f.mode != M_OPTIONAL) PLAN_FAIL("plan: field %s: oneof member without presence", f.path.c_str());
@@ -492,6 +501,10 @@ __attribute__((always_inline)) inline const uint8_t* read_varint(const uint8_t* 
 // valid_utf8 matches Go's utf8.Valid: no overlong forms, no surrogates,
 // nothing past U+10FFFF.
 bool valid_utf8(const uint8_t* s, size_t n) {
+  // Most strings are ASCII: one branch-free pass decides.
+  uint8_t any = 0;
+  for (size_t k = 0; k < n; k++) any |= s[k];
+  if (any < 0x80) return true;
   size_t i = 0;
   while (i < n) {
     if (i + 8 <= n) {
@@ -640,7 +653,7 @@ struct Decoder {
   // second occurrence of a singular message field merges into it.
   void reopen(int32_t node) {
     const NodePlan& np = plan->nodes[size_t(node)];
-    for (int32_t fi : np.lists) parts[size_t(np.fields[size_t(fi)].partition)].len -= 8;
+    for (const NodePlan::ListSlot& ls : np.list_slots) parts[size_t(ls.partition)].len -= 8;
     counts[size_t(node)]--;
   }
 
@@ -671,10 +684,9 @@ struct Decoder {
         default: c.vals.push<uint64_t>(f.def_bits); break;
       }
     }
-    for (int32_t fi : np.lists) {
-      const FieldPlan& f = np.fields[size_t(fi)];
-      int64_t n = f.message ? counts[size_t(f.child)] : cols[size_t(f.column)].count();
-      parts[size_t(f.partition)].push<int64_t>(n);
+    for (const NodePlan::ListSlot& ls : np.list_slots) {
+      int64_t n = ls.message ? counts[size_t(ls.source)] : cols[size_t(ls.source)].count();
+      parts[size_t(ls.partition)].push<int64_t>(n);
     }
     counts[size_t(node)] = idx + 1;
     return true;

@@ -1,0 +1,140 @@
+// runner drives the engine from C++ alone, for two uses that Go cannot
+// serve: running it under AddressSanitizer/UBSan (native's
+// TestEngineUnderSanitizers builds it with -fsanitize=address,undefined and
+// feeds it plans and records), and measuring the engine without cgo and
+// the Go-side copy.
+//
+//	g++ -std=c++17 -O2 -pthread -I native native/engine.cc native/internal/runner/runner.cc -o runner
+//	runner PLAN RECORDS [iterations|each] [threads]
+//
+// PLAN holds a plan's byte form; RECORDS holds varint-length-delimited
+// records. Every column and partition is copied out after each decode. It
+// prints one line: "ok" with a checksum and the throughput, or "error"
+// with the engine's error (a bad record is not a failure of the runner).
+// With "each", every record is decoded as a batch of its own and the
+// line counts the records that decoded and those that failed.
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#include "include/structtensor_native.h"
+
+static std::vector<uint8_t> read_file(const char* path) {
+  std::vector<uint8_t> b;
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    perror(path);
+    exit(2);
+  }
+  uint8_t buf[1 << 16];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) b.insert(b.end(), buf, buf + n);
+  fclose(f);
+  return b;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: runner PLAN RECORDS [iterations] [threads]\n");
+    return 2;
+  }
+  std::vector<uint8_t> plan_bytes = read_file(argv[1]);
+  std::vector<uint8_t> data = read_file(argv[2]);
+  bool each = argc > 3 && strcmp(argv[3], "each") == 0;
+  int iters = argc > 3 && !each ? atoi(argv[3]) : 1;
+  int threads = argc > 4 ? atoi(argv[4]) : 1;
+
+  // Split the delimited records into pointer/length pairs (copying each
+  // into its own allocation, so that the sanitizer sees every record's
+  // exact bounds).
+  std::vector<std::vector<uint8_t>> owned;
+  size_t pos = 0;
+  while (pos < data.size()) {
+    uint64_t len = 0;
+    int shift = 0;
+    while (pos < data.size() && shift < 64) {
+      uint8_t b = data[pos++];
+      len |= uint64_t(b & 0x7f) << shift;
+      shift += 7;
+      if (b < 0x80) break;
+    }
+    if (len > data.size() - pos) {
+      fprintf(stderr, "records file truncated\n");
+      return 2;
+    }
+    owned.emplace_back(data.begin() + pos, data.begin() + pos + len);
+    pos += len;
+  }
+  std::vector<const uint8_t*> ptrs;
+  std::vector<size_t> lens;
+  size_t total = 0;
+  for (auto& r : owned) {
+    ptrs.push_back(r.empty() ? nullptr : r.data());
+    lens.push_back(r.size());
+    total += r.size();
+  }
+
+  st_error err;
+  st_plan* plan = st_plan_new(plan_bytes.data(), plan_bytes.size(), &err);
+  if (!plan) {
+    printf("error plan code=%d %s\n", err.code, err.message);
+    return 0;
+  }
+  st_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.threads = threads;
+  uint64_t checksum = 0;
+  if (each) {
+    int ok = 0, bad = 0;
+    for (size_t i = 0; i < ptrs.size(); i++) {
+      st_result* r = st_decode(plan, &ptrs[i], &lens[i], 1, &opts, &err);
+      if (!r) {
+        bad++;
+        continue;
+      }
+      ok++;
+      for (int64_t c = 0; c < st_plan_num_columns(plan); c++) {
+        std::vector<uint8_t> v(size_t(st_result_column_bytes(r, c)));
+        if (st_result_copy_column(r, c, v.data(), v.size()) != ST_OK) return 3;
+      }
+      st_result_free(r);
+    }
+    printf("ok each decoded=%d failed=%d\n", ok, bad);
+    st_plan_free(plan);
+    return 0;
+  }
+  std::clock_t c0 = std::clock();
+  for (int it = 0; it < iters; it++) {
+    st_result* r = st_decode(plan, ptrs.data(), lens.data(), int64_t(ptrs.size()), &opts, &err);
+    if (!r) {
+      printf("error code=%d record=%lld offset=%lld %s\n", err.code, (long long)err.record, (long long)err.offset, err.message);
+      st_plan_free(plan);
+      return 0;
+    }
+    for (int64_t c = 0; c < st_plan_num_columns(plan); c++) {
+      std::vector<uint8_t> v(size_t(st_result_column_bytes(r, c)));
+      if (st_result_copy_column(r, c, v.data(), v.size()) != ST_OK) return 3;
+      for (uint8_t b : v) checksum = checksum * 31 + b;
+      if (st_plan_column_dtype(plan, c) == ST_STRING) {
+        std::vector<int64_t> o(size_t(st_result_column_length(r, c) + 1));
+        if (st_result_copy_string_offsets(r, c, o.data(), o.size()) != ST_OK) return 3;
+        for (int64_t x : o) checksum = checksum * 31 + uint64_t(x);
+      }
+    }
+    for (int64_t p = 0; p < st_plan_num_partitions(plan); p++) {
+      std::vector<int64_t> s(size_t(st_result_partition_length(r, p)));
+      if (st_result_copy_partition(r, p, s.data(), s.size()) != ST_OK) return 3;
+      for (int64_t x : s) checksum = checksum * 31 + uint64_t(x);
+    }
+    st_result_free(r);
+  }
+  double cpu = double(std::clock() - c0) / CLOCKS_PER_SEC;
+  printf("ok checksum=%016llx records=%zu bytes=%zu mb_per_cpu_s=%.1f\n", (unsigned long long)checksum, ptrs.size(), total,
+         cpu > 0 ? double(total) * iters / 1e6 / cpu : 0.0);
+  st_plan_free(plan);
+  return 0;
+}

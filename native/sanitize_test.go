@@ -1,0 +1,157 @@
+package native_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/structtensor/structtensor-go/decode"
+	"github.com/structtensor/structtensor-go/tfrecord"
+)
+
+// TestEngineUnderSanitizers builds the engine with its C++ runner under
+// AddressSanitizer and UndefinedBehaviorSanitizer and decodes valid,
+// mutated and random records with plans for every test schema, one batch
+// per record and then whole batches on several threads. Any out-of-bounds
+// access, leak or undefined behaviour aborts the runner and fails the test.
+func TestEngineUnderSanitizers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the engine with sanitizers")
+	}
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not found")
+	}
+	dir := t.TempDir()
+	runner := filepath.Join(dir, "runner")
+	build := exec.Command(cxx, "-std=c++17", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+		"-pthread", "-I", ".", "engine.cc", "internal/runner/runner.cc", "-o", runner)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the sanitized runner: %v\n%s", err, out)
+	}
+
+	raw, err := os.ReadFile("../testdata/proto/testdata.pb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := decode.LoadDescriptorSet(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open("../testdata/decode/recipes.tfrecord")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	batch, err := tfrecord.NewReader(f).NextBatch(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := batch.Records()
+
+	rng := rand.New(rand.NewPCG(7, 7))
+	var records [][]byte
+	records = append(records, valid...)
+	records = append(records, nil)
+	for i := 0; i < 600; i++ {
+		r := append([]byte(nil), valid[rng.IntN(len(valid))]...)
+		for k := 0; k < 1+rng.IntN(4); k++ {
+			j := rng.IntN(len(r))
+			switch rng.IntN(4) {
+			case 0:
+				r[j] ^= byte(1 << rng.IntN(8))
+			case 1:
+				r = r[:j]
+			case 2:
+				r[j] = byte(rng.IntN(256))
+			default:
+				r = append(r[:j:j], append([]byte{byte(rng.IntN(256))}, r[j:]...)...)
+			}
+			if len(r) == 0 {
+				break
+			}
+		}
+		records = append(records, r)
+	}
+	for i := 0; i < 200; i++ {
+		r := make([]byte, rng.IntN(64))
+		for j := range r {
+			r[j] = byte(rng.IntN(256))
+		}
+		records = append(records, r)
+	}
+	var delimited []byte
+	for _, r := range records {
+		delimited = binary.AppendUvarint(delimited, uint64(len(r)))
+		delimited = append(delimited, r...)
+	}
+	recFile := filepath.Join(dir, "records")
+	if err := os.WriteFile(recFile, delimited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var validDelimited []byte
+	for i := 0; i < 400; i++ {
+		r := valid[i%len(valid)]
+		validDelimited = binary.AppendUvarint(validDelimited, uint64(len(r)))
+		validDelimited = append(validDelimited, r...)
+	}
+	validFile := filepath.Join(dir, "valid")
+	if err := os.WriteFile(validFile, validDelimited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	messages := []string{
+		"structtensor.testdata.recipe.Recipe",
+		"structtensor.testdata.scalars.AllScalars",
+		"structtensor.testdata.proto3.Proto3Msg",
+		"structtensor.testdata.recursive.Node",
+		"structtensor.testdata.editions.EdMsg",
+		"structtensor.testdata.example.ExampleListWithContext",
+	}
+	for _, m := range messages {
+		plan, err := decode.CompileOptions{MaxDepth: 5}.Compile(desc, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb, _ := plan.MarshalBinary()
+		planFile := filepath.Join(dir, "plan")
+		if err := os.WriteFile(planFile, pb, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{recFile, "each", "1"}, {validFile, "3", "4"}, {recFile, "1", "2"}} {
+			cmd := exec.Command(runner, append([]string{planFile}, args...)...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil || !(strings.HasPrefix(string(out), "ok") || strings.HasPrefix(string(out), "error")) {
+				t.Fatalf("%s %v: %v\n%s\n%s", m, args, err, out, stderr.String())
+			}
+		}
+	}
+	// Corrupt plans must be rejected, not trusted.
+	plan, _ := decode.Compile(desc, "structtensor.testdata.recipe.Recipe")
+	pb, _ := plan.MarshalBinary()
+	for i := 0; i < 300; i++ {
+		bad := append([]byte(nil), pb...)
+		if rng.IntN(2) == 0 {
+			bad = bad[:rng.IntN(len(bad))]
+		} else {
+			bad[4+rng.IntN(len(bad)-4)] ^= byte(1 << rng.IntN(8))
+		}
+		planFile := filepath.Join(dir, "badplan")
+		if err := os.WriteFile(planFile, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(runner, planFile, recFile, "each", "1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if out, err := cmd.Output(); err != nil {
+			t.Fatalf("corrupt plan %d: %v\n%s\n%s", i, err, out, stderr.String())
+		}
+	}
+}
