@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	starrow "github.com/structtensor/structtensor-go/arrow"
+	"github.com/structtensor/structtensor-go/parquet"
+	"github.com/structtensor/structtensor-go/structtensor"
+)
+
+// The columnar formats of "convert": arrow (an Arrow IPC stream, what
+// pyarrow.ipc.open_stream reads) and parquet. Both hold a table, so the
+// value written must be a StructTensor of rank >= 1 (one column per field)
+// or any other value of rank >= 1, written as a table of one column named
+// "value".
+func init() {
+	registerFormat("arrow",
+		func(r io.Reader) (structtensor.Value, error) { return starrow.ReadIPC(r) },
+		func(w io.Writer, v structtensor.Value) error {
+			s, err := asTable(v)
+			if err != nil {
+				return err
+			}
+			return starrow.WriteIPC(w, s)
+		})
+	registerFormat("parquet",
+		func(r io.Reader) (structtensor.Value, error) {
+			// Parquet's footer is at the end: the reader needs random access.
+			b, err := io.ReadAll(r)
+			if err != nil {
+				return nil, err
+			}
+			return parquet.Read(bytes.NewReader(b), parquet.ReadOptions{})
+		},
+		func(w io.Writer, v structtensor.Value) error {
+			s, err := asTable(v)
+			if err != nil {
+				return err
+			}
+			return parquet.Write(w, s)
+		})
+}
+
+// asTable returns v as a StructTensor of rank >= 1.
+func asTable(v structtensor.Value) (*structtensor.StructTensor, error) {
+	if s, ok := v.(*structtensor.StructTensor); ok && s.Rank() >= 1 {
+		return s, nil
+	}
+	if v.Rank() == 0 {
+		return nil, fmt.Errorf("a table format needs a value of rank >= 1 (records), got %v", v.Spec())
+	}
+	return structtensor.NewStructFromFieldValues(1, structtensor.Field{Name: "value", Value: v})
+}
