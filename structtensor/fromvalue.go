@@ -419,13 +419,14 @@ func (s *structNode) names() []string {
 
 // value finishes the node. In rank-0 mode the node had exactly one
 // occurrence, which is the value; otherwise the value has one row per
-// occurrence (nocc of them).
-func (n *node) value(rank0 bool, nocc int) (Value, error) {
+// occurrence (nocc of them). Inferred struct fields are put in name order
+// if sortFields, else left in the order they first appeared.
+func (n *node) value(rank0 bool, nocc int, sortFields bool) (Value, error) {
 	levels := n.levels
 	nrows := nocc
 	if rank0 {
 		if len(levels) == 0 {
-			return n.scalarValue()
+			return n.scalarValue(sortFields)
 		}
 		nrows = levels[0].count
 		levels = levels[1:]
@@ -446,7 +447,7 @@ func (n *node) value(rank0 bool, nocc int) (Value, error) {
 	}
 	var leaf Value
 	if n.kind == leafStruct {
-		st, err := n.st.flatValue(m)
+		st, err := n.st.flatValue(m, sortFields)
 		if err != nil {
 			return nil, err
 		}
@@ -487,9 +488,9 @@ func (n *node) value(rank0 bool, nocc int) (Value, error) {
 	return JoinOuterDims(parts, leaf)
 }
 
-func (n *node) scalarValue() (Value, error) {
+func (n *node) scalarValue(sortFields bool) (Value, error) {
 	if n.kind == leafStruct {
-		fields, err := n.st.fieldValues(true, 1)
+		fields, err := n.st.fieldValues(true, 1, sortFields)
 		if err != nil {
 			return nil, err
 		}
@@ -503,25 +504,23 @@ func (n *node) scalarValue() (Value, error) {
 }
 
 // flatValue returns the rank-1 struct of the m elements built.
-func (s *structNode) flatValue(m int) (*StructTensor, error) {
-	fields, err := s.fieldValues(false, m)
+func (s *structNode) flatValue(m int, sortFields bool) (*StructTensor, error) {
+	fields, err := s.fieldValues(false, m, sortFields)
 	if err != nil {
 		return nil, err
 	}
 	return NewStruct(m, fields...)
 }
 
-func (s *structNode) fieldValues(rank0 bool, nocc int) ([]Field, error) {
+func (s *structNode) fieldValues(rank0 bool, nocc int, sortFields bool) ([]Field, error) {
 	fs := s.fields
-	if !s.fixed {
-		// Inferred fields come in name order, whatever the order of keys
-		// in the input (Go maps have none).
+	if !s.fixed && sortFields {
 		fs = append([]*fieldNode(nil), fs...)
 		sort.Slice(fs, func(i, j int) bool { return fs[i].name < fs[j].name })
 	}
 	out := make([]Field, len(fs))
 	for i, f := range fs {
-		v, err := f.node.value(rank0, nocc)
+		v, err := f.node.value(rank0, nocc, sortFields)
 		if err != nil {
 			return nil, fmt.Errorf("field %q: %w", f.name, err)
 		}
@@ -682,7 +681,8 @@ func stripSpec(s Spec, r int) (Spec, error) {
 //     mix of types is an error;
 //   - an empty list, or lists with no scalar at all, are float32 (as in
 //     TensorFlow);
-//   - inferred struct fields are in name order.
+//   - inferred struct fields are in name order (Go maps have no order;
+//     FromJSON keeps the order in which keys first appear instead).
 //
 // Errors wrap ErrInference and name the path and the conflict, e.g.
 // `field "a" at [1]: int64 vs string`. A nil value is an error.
@@ -704,7 +704,7 @@ func FromValue(v any, spec ...Spec) (Value, error) {
 	if e := w.value(n, 0, v); e != nil {
 		return nil, e
 	}
-	val, err := n.value(true, 1)
+	val, err := n.value(true, 1, true)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,9 @@ var ErrSyntax = errors.New("structtensor: invalid JSON")
 // int64 (uint64 past the int64 range, float64 past that), anything with a
 // fraction or exponent is float64, and with a spec the literal is parsed
 // straight into the spec's dtype (so int64 and uint64 stay exact and a
-// float32 is rounded once). JSON null is an error.
+// float32 is rounded once). JSON null is an error. Inferred struct fields
+// keep the order in which their keys first appear (FromValue, whose maps
+// have no order, sorts them by name).
 //
 // Strings keep their bytes: invalid UTF-8 in the input is kept as is and
 // the tensor is marked non-UTF-8.
@@ -48,7 +50,7 @@ func FromJSON(data []byte, spec ...Spec) (Value, error) {
 	if p.pos != len(p.buf) {
 		return nil, p.locate(p.syntaxError("data after the JSON value"))
 	}
-	v, err := n.value(true, 1)
+	v, err := n.value(true, 1, false)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +85,7 @@ func FromJSONLines(data []byte, spec ...Spec) (Value, error) {
 		}
 		nrec++
 	}
-	v, err := n.value(false, nrec)
+	v, err := n.value(false, nrec, false)
 	if err != nil {
 		return nil, err
 	}

@@ -93,7 +93,7 @@ func TestConvertErrors(t *testing.T) {
 		{"dtype", "{\"a\": 1}\n{\"a\": \"x\"}\n", []string{"--from", "jsonl"},
 			`structtensor convert: stdin: structtensor: cannot infer value: line 2, byte offset 15: field "a" at [1]: int64 vs string`},
 		{"syntax", "[1,\n 2", []string{"--from", "json"}, `stdin: structtensor: invalid JSON: line 2, byte offset 6:`},
-		{"unknown format", "", []string{"--from", "xml"}, `cannot read format "xml" (readable: json, jsonl`},
+		{"unknown format", "", []string{"--from", "xml"}, `cannot read format "xml" (readable: `},
 		{"unwritable format", "", []string{"--to", "nope"}, `cannot write format "nope"`},
 		{"spec is not readable", "", []string{"--from", "spec"}, `cannot read format "spec"`},
 		{"missing file", "", []string{"/nonexistent/in.json"}, `no such file`},
