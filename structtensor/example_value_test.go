@@ -2,6 +2,7 @@ package structtensor_test
 
 import (
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -83,4 +84,21 @@ func ExampleFromJSONLines() {
 	// {"id":2,"tags":[]}
 	// {"id":3,"tags":["c"]}
 	// structtensor: cannot infer value: line 2, byte offset 17: field "id" at [1]: int64 vs string
+}
+
+func ExampleToJSON() {
+	x, _ := structtensor.FromValue(map[string]any{
+		"id":    uint64(18446744073709551615),
+		"score": []any{0.5, math.Inf(1), math.NaN()},
+		"raw":   []byte{0xff, 0x00},
+	})
+	out, _ := structtensor.ToJSON(x)
+	fmt.Println(string(out))
+	// uint64 stays exact, non-finite floats are strings that a float spec
+	// reads back, and bytes that are not UTF-8 are written as base64.
+	back, _ := structtensor.FromJSON(out, x.Spec())
+	fmt.Println(structtensor.ToValue(back).(map[string]any)["score"])
+	// Output:
+	// {"id":18446744073709551615,"raw":"/wA=","score":[0.5,"Infinity","NaN"]}
+	// [0.5 +Inf NaN]
 }
