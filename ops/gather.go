@@ -309,12 +309,17 @@ func indexValues(indices st.Value) ([]*st.RowPartition, []int64, error) {
 	return parts, v, err
 }
 
-// int64s returns the flat values of an int32 or int64 tensor as int64
-// (shared when already int64).
+// int64s returns the flat values of an int32 or int64 tensor, or of an
+// empty tensor of any dtype, as int64 (shared when already int64).
 func int64s(v st.Value) ([]int64, error) {
 	t, ok := v.(*st.Tensor)
 	if !ok {
 		return nil, fmt.Errorf("%w: indices are a %s, not a tensor", ErrIndex, kindName(v))
+	}
+	if t.Len() == 0 {
+		// An empty list has no element type of its own (FromValue makes
+		// it float32, as TensorFlow does); it selects nothing.
+		return nil, nil
 	}
 	switch t.DType() {
 	case st.Int64:

@@ -3,6 +3,8 @@ package ops_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,4 +119,79 @@ func TestAgainstTensorFlow(t *testing.T) {
 		t.Fatalf("only %d cases compared with TensorFlow", compared)
 	}
 	t.Logf("%d cases compared with TensorFlow", compared)
+}
+
+// randomNested groups random records into a value of the given rank
+// (rank 1: the records; rank 2 and 3: random ragged lists of them).
+func randomNested(r *rand.Rand, rank int) any {
+	if rank == 1 {
+		return randomDocs(r)
+	}
+	n := 1 + r.IntN(3)
+	out := make([]any, n)
+	for i := range out {
+		out[i] = randomNested(r, rank-1)
+	}
+	return out
+}
+
+// TestAgainstTensorFlowRandom compares TensorFlow's StructuredTensor ops
+// with ours on random records of rank 1 to 3.
+func TestAgainstTensorFlowRandom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping TensorFlow comparison in -short mode")
+	}
+	python := venvPython(t, ".venv")
+	type tfCase struct {
+		Op     string            `json:"op"`
+		Args   map[string]string `json:"args"`
+		Inputs []any             `json:"inputs"`
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	var cases []tfCase
+	for range 20 {
+		rank := 1 + r.IntN(3)
+		x := randomNested(r, rank)
+		n := len(x.([]any))
+		idx := make([]string, r.IntN(4))
+		for i := range idx {
+			idx[i] = strconv.Itoa(r.IntN(n))
+		}
+		cases = append(cases,
+			tfCase{Op: "gather", Args: map[string]string{"indices": "[" + strings.Join(idx, ",") + "]"}, Inputs: []any{x}},
+			tfCase{Op: "expand_dims", Args: map[string]string{"axis": strconv.Itoa(r.IntN(rank + 1))}, Inputs: []any{x}},
+			tfCase{Op: "size", Args: map[string]string{}, Inputs: []any{x}},
+			tfCase{Op: "concat", Args: map[string]string{}, Inputs: []any{x, randomNested(r, rank)}},
+		)
+		if rank >= 2 {
+			inner := strconv.Itoa(1 + r.IntN(rank-1))
+			cases = append(cases, tfCase{Op: "merge_dims", Args: map[string]string{"outer": "0", "inner": inner}, Inputs: []any{x}})
+			var b []string
+			for _, row := range x.([]any) {
+				b = append(b, strconv.Itoa(r.IntN(len(row.([]any)))))
+			}
+			cases = append(cases, tfCase{Op: "gather", Args: map[string]string{"indices": "[" + strings.Join(b, ",") + "]", "axis": "1", "batch_dims": "1"}, Inputs: []any{x}})
+		}
+	}
+	res := runPython(t, python, "testdata/tf_reference.py", cases, len(cases))
+	for i, c := range cases {
+		in := make([]string, len(c.Inputs))
+		for j, x := range c.Inputs {
+			in[j] = show(x)
+		}
+		got, err := runCase(t, ddCase{op: c.Op, args: c.Args, inputs: in})
+		r := res[i]
+		name := fmt.Sprintf("case %d %s %v on %s", i, c.Op, c.Args, strings.Join(in, " "))
+		switch {
+		case r.Unsupported != "":
+			t.Errorf("%s: %s", name, r.Unsupported)
+		case r.Error != "" && err == nil:
+			t.Errorf("%s: TensorFlow rejects it (%s), we give %s", name, r.Error, show(got))
+		case r.Error == "" && err != nil:
+			t.Errorf("%s: we reject it (%v), TensorFlow gives %s", name, err, show(r.Value))
+		case r.Error == "" && !reflect.DeepEqual(canon(got), canon(r.Value)):
+			t.Errorf("%s:\n ours %s\n   tf %s", name, show(got), show(r.Value))
+		}
+	}
+	t.Logf("%d random cases compared with TensorFlow", len(cases))
 }
