@@ -1,0 +1,217 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/structtensor/structtensor-go/decode"
+	"github.com/structtensor/structtensor-go/ops"
+	"github.com/structtensor/structtensor-go/savedmodel"
+	"github.com/structtensor/structtensor-go/structtensor"
+	"github.com/structtensor/structtensor-go/tfrecord"
+)
+
+func init() {
+	register(command{
+		name:    "dataview",
+		summary: "export a protobuf decoder as a TensorFlow SavedModel DataView, or run records through one",
+		run:     runDataView,
+	})
+}
+
+const dataViewUsage = `usage:
+  structtensor dataview export (--descriptor-set F | --proto F [-I DIR]...) --message NAME [--path P]... -o DIR
+  structtensor dataview run DIR [--input-format tfrecord|delimited] [--to json|jsonl|spec] [FILE|-]`
+
+func runDataView(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, dataViewUsage)
+		return errors.New("dataview needs a subcommand: export or run")
+	}
+	switch args[0] {
+	case "export":
+		return runDataViewExport(args[1:], stdout, stderr)
+	case "run":
+		return runDataViewRun(args[1:], stdin, stdout, stderr)
+	}
+	fmt.Fprintln(stderr, dataViewUsage)
+	return fmt.Errorf("unknown dataview subcommand %q (want export or run)", args[0])
+}
+
+func runDataViewExport(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("dataview export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var protos, includes, paths multiFlag
+	descSet := fs.String("descriptor-set", "", "serialized FileDescriptorSet holding the schema")
+	fs.Var(&protos, "proto", ".proto file to parse (repeatable)")
+	fs.Var(&includes, "I", "import path for --proto files (repeatable)")
+	message := fs.String("message", "", "full name of the record message, e.g. pkg.Recipe")
+	fs.Var(&paths, "path", "field path to project, struct2tensor syntax (repeatable; default every field)")
+	out := fs.String("o", "", "directory to write the SavedModel to (must not exist or be empty)")
+	threads := fs.Int("threads", 0, "engine threads per run of the op (0: all cores)")
+	fill := fs.Bool("fill-required", false, "decode missing proto2 required fields as their defaults")
+	anyUTF8 := fs.Bool("accept-invalid-utf8", false, "accept invalid UTF-8 in proto3 strings")
+	maxDepth := fs.Int("max-depth", decode.DefaultMaxDepth, "message nesting limit")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, dataViewUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("dataview export takes no arguments, got %q", fs.Args())
+	}
+	if *message == "" || *out == "" {
+		return errors.New("--message and -o are required")
+	}
+	desc, err := loadDescriptors(*descSet, protos, includes)
+	if err != nil {
+		return err
+	}
+	plan, err := decode.CompileOptions{MaxDepth: *maxDepth, FillRequired: *fill, AcceptInvalidUTF8: *anyUTF8}.Compile(desc, *message, paths...)
+	if err != nil {
+		return err
+	}
+	if err := savedmodel.ExportDataView(*out, plan, &savedmodel.Options{Threads: *threads}); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "wrote DataView %s: %s\nspec: %v\n", *out, plan, plan.Spec())
+	return err
+}
+
+// loadDescriptors reads the schema from a FileDescriptorSet or .proto
+// sources, as the decode command takes them.
+func loadDescriptors(descSet string, protos, includes []string) (*decode.Descriptors, error) {
+	switch {
+	case descSet != "" && len(protos) > 0:
+		return nil, errors.New("give --descriptor-set or --proto, not both")
+	case descSet != "":
+		b, err := os.ReadFile(descSet)
+		if err != nil {
+			return nil, err
+		}
+		return decode.LoadDescriptorSet(b)
+	case len(protos) > 0:
+		return decode.ParseProtoFiles(includes, protos...)
+	}
+	return nil, errors.New("--descriptor-set or --proto is required")
+}
+
+func runDataViewRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("dataview run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	framing := fs.String("input-format", "tfrecord", "record framing: tfrecord or delimited")
+	compression := fs.String("compression", "auto", "input compression: auto, none, gzip or zlib")
+	to := fs.String("to", "json", "output: spec, "+strings.Join(writerNames(), ", "))
+	batch := fs.Int("batch", 8192, "records per TensorFlow run")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, dataViewUsage)
+		fs.PrintDefaults()
+	}
+	// The DataView directory comes first; flags may follow it.
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fs.Usage()
+		return errors.New("dataview run needs the DataView directory first")
+	}
+	dir := args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return fmt.Errorf("one input file at most, got %d", fs.NArg())
+	}
+	if *batch <= 0 {
+		return fmt.Errorf("--batch must be positive, got %d", *batch)
+	}
+	var write func(io.Writer, *structtensor.StructTensor) error
+	if *to != "spec" {
+		var ok bool
+		if write, ok = decodeWriters[*to]; !ok {
+			return fmt.Errorf("unknown --to %q (want spec, %s)", *to, strings.Join(writerNames(), ", "))
+		}
+	}
+	comp, err := tfrecord.ParseCompression(*compression)
+	if err != nil {
+		return err
+	}
+	dv, err := savedmodel.LoadDataView(dir)
+	if err != nil {
+		return err
+	}
+	defer dv.Close()
+	if *to == "spec" {
+		_, err := fmt.Fprintln(stdout, dv.Spec())
+		return err
+	}
+
+	in, size := stdin, int64(-1)
+	if name := fs.Arg(0); name != "" && name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+	}
+	counter := &countingReader{r: in}
+	var rr tfrecord.RecordReader
+	switch *framing {
+	case "tfrecord":
+		rr = tfrecord.NewReader(counter, tfrecord.WithCompression(comp))
+	case "delimited":
+		rr = tfrecord.NewDelimitedReader(counter, tfrecord.WithCompression(comp))
+	default:
+		return fmt.Errorf("unknown --input-format %q (want tfrecord or delimited)", *framing)
+	}
+	progress := newProgress(stderr, size)
+	var batches []structtensor.Value
+	var records int64
+	for {
+		b, err := rr.NextBatch(*batch)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			progress.done()
+			return err
+		}
+		t, err := structtensor.NewStringTensor(structtensor.Shape{b.Len()}, b.Data, b.Offsets, false)
+		if err != nil {
+			progress.done()
+			return err
+		}
+		st, err := dv.DecodeTensor(t)
+		if err != nil {
+			progress.done()
+			return fmt.Errorf("records %d..%d (record numbers in the message count from %d): %w", b.Start, b.Start+int64(b.Len())-1, b.Start, err)
+		}
+		batches = append(batches, st)
+		records += int64(b.Len())
+		progress.update(records, counter.n)
+	}
+	progress.done()
+	var all *structtensor.StructTensor
+	switch len(batches) {
+	case 0:
+		if all, err = dv.Decode(nil); err != nil {
+			return err
+		}
+	case 1:
+		all = batches[0].(*structtensor.StructTensor)
+	default:
+		v, err := ops.Concat(batches, 0)
+		if err != nil {
+			return err
+		}
+		all = v.(*structtensor.StructTensor)
+	}
+	return write(stdout, all)
+}
