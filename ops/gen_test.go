@@ -17,7 +17,7 @@ type fieldSchema struct {
 	name   string
 	kind   int // leafDense, leafRagged or nested
 	dtype  st.DType
-	inner  []int // leafDense: per-element dense dims
+	inner  []int // leaves: dense dims of each (innermost) value
 	depth  int   // leafRagged: ragged dims per element; nested: list dims per element
 	fields []fieldSchema
 }
@@ -49,6 +49,9 @@ func drawSchema(t *rapid.T, label string, budget int) []fieldSchema {
 		case leafRagged:
 			f.dtype = rapid.SampledFrom(dtypes).Draw(t, label+".dtype")
 			f.depth = rapid.IntRange(1, 2).Draw(t, label+".depth")
+			if rapid.IntRange(0, 3).Draw(t, label+".hasInner") == 0 {
+				f.inner = []int{rapid.IntRange(1, 2).Draw(t, label+".inner")}
+			}
 		case nested:
 			f.depth = rapid.IntRange(0, 2).Draw(t, label+".depth")
 			f.fields = drawSchema(t, label+"."+f.name, budget-1)
@@ -113,7 +116,7 @@ func drawFlat(t *rapid.T, f fieldSchema, n int) st.Value {
 		return drawTensor(t, label, f.dtype, append(st.Shape{n}, f.inner...))
 	case leafRagged:
 		parts, m := drawParts(t, label, n, f.depth)
-		v, err := st.NewRagged(drawTensor(t, label, f.dtype, st.Shape{m}), parts...)
+		v, err := st.NewRagged(drawTensor(t, label, f.dtype, append(st.Shape{m}, f.inner...)), parts...)
 		if err != nil {
 			t.Fatal(err)
 		}
