@@ -2,6 +2,7 @@ package structtensor
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -655,4 +656,18 @@ func approxEqual(a, b any) bool {
 		return true
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// TestPlainWord checks the eight-byte string scan against the byte table:
+// every byte value at every position, among plain bytes.
+func TestPlainWord(t *testing.T) {
+	for pos := 0; pos < 8; pos++ {
+		for c := 0; c < 256; c++ {
+			w := []byte("abcdefgh")
+			w[pos] = byte(c)
+			if got, want := plainWord(binary.LittleEndian.Uint64(w)), strPlain[c]; got != want {
+				t.Errorf("byte %#02x at %d: plainWord %v, table %v", c, pos, got, want)
+			}
+		}
+	}
 }
