@@ -135,7 +135,9 @@ func (c *Codec) fillField(msg protoreflect.Message, fd protoreflect.FieldDescrip
 	return nil
 }
 
-func md(fd protoreflect.FieldDescriptor) protoreflect.MessageDescriptor { return fd.ContainingMessage() }
+func md(fd protoreflect.FieldDescriptor) protoreflect.MessageDescriptor {
+	return fd.ContainingMessage()
+}
 
 // element returns the value of a singular field from row k of v: a new
 // message filled from a struct, or a scalar.

@@ -41,9 +41,9 @@ var (
 // Codec converts JSON-encoded messages of one type to and from
 // StructTensors.
 type Codec struct {
-	plan  *decode.Plan
-	md    protoreflect.MessageDescriptor
-	desc  *decode.Descriptors
+	plan *decode.Plan
+	md   protoreflect.MessageDescriptor
+	desc *decode.Descriptors
 	// Unmarshal and Marshal are the protojson options used; Marshal has
 	// AllowPartial set, since a projected value may lack required fields.
 	Unmarshal protojson.UnmarshalOptions
@@ -117,4 +117,3 @@ func (c *Codec) ToJSONLines(s *st.StructTensor) ([]byte, error) {
 	}
 	return out, nil
 }
-
