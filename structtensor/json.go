@@ -1,6 +1,7 @@
 package structtensor
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
@@ -69,28 +70,176 @@ func FromJSONLines(data []byte, spec ...Spec) (Value, error) {
 		return nil, err
 	}
 	p := jsonParser{buf: data}
-	nrec := 0
-	for {
-		p.skipSpace()
-		if p.pos == len(p.buf) {
-			break
-		}
-		if e := p.value(n, 0); e != nil {
-			return nil, p.locate(e.atIndex(nrec))
-		}
-		for p.pos < len(p.buf) && (p.buf[p.pos] == ' ' || p.buf[p.pos] == '\t' || p.buf[p.pos] == '\r') {
-			p.pos++
-		}
-		if p.pos < len(p.buf) && p.buf[p.pos] != '\n' {
-			return nil, p.locate(p.syntaxError("expected a newline after record %d", nrec))
-		}
-		nrec++
+	nrec, e := p.records(n, 0)
+	if e != nil {
+		return nil, e
 	}
 	v, err := n.value(false, nrec, false)
 	if err != nil {
 		return nil, err
 	}
 	return checkSpec(v, spec)
+}
+
+// records reads JSON lines into n and returns how many there were. first
+// is the index of the first record, for messages.
+func (p *jsonParser) records(n *node, first int) (int, *buildError) {
+	nrec := 0
+	for {
+		p.skipSpace()
+		if p.pos == len(p.buf) {
+			return nrec, nil
+		}
+		if e := p.value(n, 0); e != nil {
+			return 0, p.locate(e.atIndex(first + nrec))
+		}
+		for p.pos < len(p.buf) && (p.buf[p.pos] == ' ' || p.buf[p.pos] == '\t' || p.buf[p.pos] == '\r') {
+			p.pos++
+		}
+		if p.pos < len(p.buf) && p.buf[p.pos] != '\n' {
+			return 0, p.locate(p.syntaxError("expected a newline after record %d", first+nrec))
+		}
+		nrec++
+	}
+}
+
+// JSONLinesReader reads JSON lines in batches, each batch one Value of
+// rank >= 1 as FromJSONLines returns it, so that input of any size is read
+// in bounded memory. Each record must be on one line. Without a spec, the first batch is inferred and its
+// spec (with the number of rows left unknown) is the spec of every later
+// batch: a later record that does not fit it (a new field, a list where
+// the first batch had only empty lists, which infer float32) is an error
+// naming its line. Give a spec when the first records do not show every
+// type.
+type JSONLinesReader struct {
+	r       *bufio.Reader
+	spec    Spec
+	buf     []byte
+	line    int   // lines before the current batch
+	offset  int64 // bytes before the current batch
+	records int   // records before the current batch
+	err     error // sticky
+}
+
+// NewJSONLinesReader returns a reader of the JSON lines in r. The spec, if
+// given, is the spec of each batch (its dimension 0, the number of
+// records, is best left Unknown).
+func NewJSONLinesReader(r io.Reader, spec ...Spec) (*JSONLinesReader, error) {
+	if len(spec) > 1 {
+		return nil, fmt.Errorf("%w: %d specs given, want at most one", ErrSpec, len(spec))
+	}
+	jr := &JSONLinesReader{r: bufio.NewReaderSize(r, 1<<16)}
+	if len(spec) == 1 {
+		jr.spec = spec[0]
+	}
+	return jr, nil
+}
+
+// Spec returns the spec batches are read with: the one given, or the one
+// inferred from the first batch (nil before it).
+func (jr *JSONLinesReader) Spec() Spec { return jr.spec }
+
+// Read reads the next batch of up to max records (max >= 1). At the end
+// of the input it returns nil and io.EOF. Errors name the line, the byte
+// offset in the whole input and the record's index in the whole input;
+// after an error every Read returns it again.
+func (jr *JSONLinesReader) Read(max int) (Value, error) {
+	if jr.err != nil {
+		return nil, jr.err
+	}
+	if max < 1 {
+		return nil, fmt.Errorf("%w: batch of %d records", ErrShape, max)
+	}
+	jr.buf = jr.buf[:0]
+	lines, nrec := 0, 0
+	for nrec < max {
+		start := len(jr.buf)
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = jr.r.ReadSlice('\n')
+			jr.buf = append(jr.buf, chunk...)
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if len(jr.buf) > start {
+			lines++
+			if len(bytes.TrimSpace(jr.buf[start:])) > 0 {
+				nrec++
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			jr.err = err
+			return nil, err
+		}
+	}
+	if nrec == 0 {
+		jr.err = io.EOF
+		return nil, io.EOF
+	}
+	v, err := jr.parse()
+	if err != nil {
+		jr.err = err
+		return nil, err
+	}
+	jr.line += lines
+	jr.offset += int64(len(jr.buf))
+	jr.records += nrec
+	return v, nil
+}
+
+func (jr *JSONLinesReader) parse() (Value, error) {
+	var spec []Spec
+	if jr.spec != nil {
+		spec = append(spec, jr.spec)
+	}
+	n, err := rootNode(spec, false)
+	if err != nil {
+		return nil, err
+	}
+	p := jsonParser{buf: jr.buf, baseLine: jr.line, baseOffset: jr.offset}
+	nrec, e := p.records(n, jr.records)
+	if e != nil {
+		return nil, e
+	}
+	v, err := n.value(false, nrec, false)
+	if err != nil {
+		return nil, err
+	}
+	if jr.spec == nil {
+		jr.spec = anyRows(v.Spec())
+		return v, nil
+	}
+	return checkSpec(v, spec)
+}
+
+// anyRows returns s with dimension 0, which every field of a struct of
+// rank >= 1 shares, Unknown.
+func anyRows(s Spec) Spec {
+	rows := func(sh Shape) Shape {
+		sh = sh.clone()
+		if len(sh) > 0 {
+			sh[0] = Unknown
+		}
+		return sh
+	}
+	switch x := s.(type) {
+	case *TensorSpec:
+		return &TensorSpec{DType: x.DType, Shape: rows(x.Shape)}
+	case *RaggedSpec:
+		return &RaggedSpec{DType: x.DType, Shape: rows(x.Shape), RaggedRank: x.RaggedRank}
+	case *StructSpec:
+		out := &StructSpec{Shape: rows(x.Shape), Fields: make([]FieldSpec, len(x.Fields))}
+		for i, f := range x.Fields {
+			out.Fields[i] = FieldSpec{Name: f.Name, Spec: anyRows(f.Spec)}
+		}
+		return out
+	}
+	return s
 }
 
 // ReadJSON is FromJSON on everything r holds.
@@ -116,6 +265,9 @@ type jsonParser struct {
 	pos     int
 	scratch []byte // unescaped strings
 	depth   int
+	// Where buf starts in a longer input (JSONLinesReader), for messages.
+	baseLine   int
+	baseOffset int64
 }
 
 // maxJSONDepth bounds nesting so that hostile input cannot exhaust the
@@ -135,8 +287,8 @@ func (p *jsonParser) locate(e *buildError) *buildError {
 	if off < 0 || off > len(p.buf) {
 		off = p.pos
 	}
-	line := 1 + bytes.Count(p.buf[:off], []byte{'\n'})
-	e.loc = fmt.Sprintf("line %d, byte offset %d", line, off)
+	line := p.baseLine + 1 + bytes.Count(p.buf[:off], []byte{'\n'})
+	e.loc = fmt.Sprintf("line %d, byte offset %d", line, p.baseOffset+int64(off))
 	return e
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -669,5 +671,95 @@ func TestPlainWord(t *testing.T) {
 				t.Errorf("byte %#02x at %d: plainWord %v, table %v", c, pos, got, want)
 			}
 		}
+	}
+}
+
+func TestJSONLinesReader(t *testing.T) {
+	data := recipeJSONLines(1000, 7)
+	whole, err := FromJSONLines(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ToJSONLines(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range [][]Spec{nil, {anyRows(whole.Spec())}} {
+		jr, err := NewJSONLinesReader(bytes.NewReader(data), spec...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		batches := 0
+		for {
+			v, err := jr.Read(128)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.NumRows() > 128 || !anyRows(whole.Spec()).IsCompatibleWith(v.Spec()) {
+				t.Fatalf("batch %d: %d rows of %v", batches, v.NumRows(), v.Spec())
+			}
+			b, err := ToJSONLines(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, b...)
+			batches++
+		}
+		if batches != 8 || !bytes.Equal(got, want) {
+			t.Errorf("spec %v: %d batches; the batches differ from FromJSONLines", spec, batches)
+		}
+		if _, err := jr.Read(128); err != io.EOF {
+			t.Errorf("Read after the end: %v, want io.EOF", err)
+		}
+	}
+}
+
+func TestJSONLinesReaderErrors(t *testing.T) {
+	// A bad record in a later batch is reported at its place in the whole
+	// input, as FromJSONLines reports it.
+	var in bytes.Buffer
+	for i := 0; i < 300; i++ {
+		if i == 250 {
+			in.WriteString("{\"a\": \"x\"}\n\n")
+			continue
+		}
+		fmt.Fprintf(&in, "{\"a\": %d}\n", i)
+	}
+	_, wholeErr := FromJSONLines(in.Bytes())
+	jr, err := NewJSONLinesReader(bytes.NewReader(in.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var readErr error
+	for readErr == nil {
+		_, readErr = jr.Read(100)
+	}
+	const where = `field "a" at [250]: int64 vs string`
+	for _, err := range []error{wholeErr, readErr} {
+		if err == nil || !strings.Contains(err.Error(), "line 251, byte offset 2646: "+where) {
+			t.Errorf("error %v, want line 251, byte offset 2646: %s", err, where)
+		}
+	}
+	if _, again := jr.Read(100); again != readErr {
+		t.Errorf("error not sticky: %v", again)
+	}
+	// Lines longer than the reader's buffer.
+	long := strings.Repeat("x", 200000)
+	jr, _ = NewJSONLinesReader(strings.NewReader("[\"" + long + "\"]\n[\"y\"]"))
+	v, err := jr.Read(10)
+	if err != nil || v.NumRows() != 2 || len(ToValue(v).([]any)[0].([]any)[0].(string)) != len(long) {
+		t.Errorf("long line: %v", err)
+	}
+	// Empty input.
+	jr, _ = NewJSONLinesReader(strings.NewReader("\n \n"))
+	if _, err := jr.Read(10); err != io.EOF {
+		t.Errorf("empty input: %v, want io.EOF", err)
+	}
+	if _, err := NewJSONLinesReader(strings.NewReader(""), nil, nil); !errors.Is(err, ErrSpec) {
+		t.Errorf("two specs: %v", err)
 	}
 }
