@@ -131,3 +131,60 @@ func TestLeafPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestStruct2TensorAgrees runs struct2tensor (python/bench/s2t_decode.py in
+// .venv-s2t) on a small dataset of every kind and checks that it decodes
+// the same values as ours, leaf path by leaf path (see leafDigest for the
+// one difference by design, proto3 implicit defaults).
+func TestStruct2TensorAgrees(t *testing.T) {
+	e, err := newEnv("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2t := registry["struct2tensor"]
+	if why := s2t.unavailable(e); why != "" {
+		t.Skipf("skipping: %s", why)
+	}
+	e.minTime, e.minIters = 0, 1
+	// One struct2tensor process for every dataset: TensorFlow's import
+	// dominates the test's time.
+	var jobs []s2tJob
+	var want []map[string]leafDigest
+	for _, spec := range datasetSpecs {
+		ds, err := generate(e.schemas, spec, 30000, 11)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), spec.name+".tfrecord")
+		if err := writeDataset(ds, file); err != nil {
+			t.Fatal(err)
+		}
+		fn, err := registry["ours-1t"].prepare(e, ds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours, err := fn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaves, err := leafDigests(ours, ds.message, ds.paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, s2tJob{ds, file})
+		want = append(want, leaves)
+	}
+	got, err := runS2T(e, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, j := range jobs {
+		m := got[i]
+		if m.Records != j.ds.numRecords() || m.Bytes != j.ds.bytes() {
+			t.Errorf("%s: struct2tensor read %d records of %d bytes, want %d of %d", j.ds.name, m.Records, m.Bytes, j.ds.numRecords(), j.ds.bytes())
+		}
+		if err := sameLeaves(want[i], m.Leaves); err != nil {
+			t.Errorf("%s: %v", j.ds.name, err)
+		}
+	}
+}

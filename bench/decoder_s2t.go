@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,15 +26,55 @@ func init() {
 			return ""
 		},
 		external: func(e *env, ds *dataset, file string) (*measurement, error) {
-			cmd := exec.Command(e.s2tPython, filepath.Join(e.root, "python", "bench", "s2t_decode.py"),
-				"--descriptors", e.descPath,
-				"--message", string(ds.message.FullName()),
-				"--paths", strings.Join(ds.paths, ","),
-				"--file", file,
-				"--min-time", fmt.Sprint(e.minTime.Seconds()),
-				"--min-iters", fmt.Sprint(e.minIters))
-			cmd.Env = append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=3", "CUDA_VISIBLE_DEVICES=")
-			return runChild(cmd)
+			ms, err := runS2T(e, []s2tJob{{ds, file}})
+			if err != nil {
+				return nil, err
+			}
+			return ms[0], nil
 		},
 	})
+}
+
+type s2tJob struct {
+	ds   *dataset
+	file string
+}
+
+// runS2T runs the script once for several jobs (one TensorFlow import)
+// and returns a measurement per job. The harness gives it one job per
+// process, so that peak RSS is per dataset.
+func runS2T(e *env, jobs []s2tJob) ([]*measurement, error) {
+	args := []string{filepath.Join(e.root, "python", "bench", "s2t_decode.py"),
+		"--descriptors", e.descPath,
+		"--min-time", fmt.Sprint(e.minTime.Seconds()),
+		"--min-iters", fmt.Sprint(e.minIters)}
+	for _, j := range jobs {
+		args = append(args, "--message", string(j.ds.message.FullName()),
+			"--paths", strings.Join(j.ds.paths, ","), "--file", j.file)
+	}
+	cmd := exec.Command(e.s2tPython, args...)
+	cmd.Env = append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=3", "CUDA_VISIBLE_DEVICES=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("s2t_decode.py: %v\n%s", err, lastLines(stderr.String(), 15))
+	}
+	var out []*measurement
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue // anything TensorFlow prints
+		}
+		m := new(measurement)
+		if err := json.Unmarshal([]byte(line), m); err != nil {
+			return nil, fmt.Errorf("s2t_decode.py printed %q: %v", line, err)
+		}
+		if err := m.check(); err != nil {
+			return nil, fmt.Errorf("s2t_decode.py: %w", err)
+		}
+		out = append(out, m)
+	}
+	if len(out) != len(jobs) {
+		return nil, fmt.Errorf("s2t_decode.py printed %d measurements for %d jobs:\n%s", len(out), len(jobs), stdout.String())
+	}
+	return out, nil
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -154,7 +155,7 @@ func runOneDecoder(e *env, dsName, decName, file string) (*measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := timeDecoder(fn, e.minTime, e.minIters)
+	m, err := timeDecoder(ds, fn, e.minTime, e.minIters)
 	if err != nil {
 		return nil, err
 	}
@@ -175,8 +176,8 @@ func runChild(cmd *exec.Cmd) (*measurement, error) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), m); err != nil {
 		return nil, fmt.Errorf("%s printed no measurement: %v\n%s", filepath.Base(cmd.Path), err, stdout.String())
 	}
-	if m.Iters <= 0 || m.CPUSec <= 0 || m.WallSec <= 0 || m.PeakRSS <= 0 {
-		return nil, fmt.Errorf("%s reported an empty measurement: %+v", filepath.Base(cmd.Path), m)
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(cmd.Path), err)
 	}
 	return m, nil
 }
@@ -273,6 +274,10 @@ func runAll(e *env, dsNames, decNames []string, size int64, seed uint64, dir str
 			}
 			if d.name == "ours-1t" {
 				base = m
+			} else if base != nil && d.external != nil {
+				if err := sameLeaves(base.Leaves, m.Leaves); err != nil {
+					return fmt.Errorf("dataset %s: %s and ours-1t decoded different values: %w", name, d.name, err)
+				}
 			}
 			ratio := "NA"
 			if base != nil {
@@ -325,6 +330,29 @@ func sameDigests(dataset string, digests map[string]string) error {
 				return fmt.Errorf("dataset %s: decoders %s and %s produced different StructTensors (digest %s vs %s)", dataset, firstName, d.name, first, dg)
 			}
 		}
+	}
+	return nil
+}
+
+// sameLeaves compares ours with another program's leaf digests: every
+// leaf path must be there, with the same values.
+func sameLeaves(ours, theirs map[string]leafDigest) error {
+	if len(theirs) == 0 {
+		return errors.New("it reported no leaf digests")
+	}
+	var bad []string
+	for p, o := range ours {
+		t, ok := theirs[p]
+		switch {
+		case !ok:
+			bad = append(bad, p+": missing")
+		case t != o:
+			bad = append(bad, fmt.Sprintf("%s: %d values (sha %.12s) vs ours %d (sha %.12s)", p, t.N, t.SHA, o.N, o.SHA))
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return errors.New(strings.Join(bad, "; "))
 	}
 	return nil
 }

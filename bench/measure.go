@@ -27,6 +27,9 @@ type measurement struct {
 	WallSec  float64 `json:"wall_s"`    // wall seconds of the timed calls
 	OutBytes int64   `json:"out_bytes"` // bytes of one call's output buffers
 	Digest   string  `json:"digest,omitempty"`
+	// Leaves digests each leaf path's flat values (see leafDigest), for
+	// the comparison with struct2tensor.
+	Leaves map[string]leafDigest `json:"leaves,omitempty"`
 	// BaseRSS is the child's peak RSS before its first decode (runtime,
 	// input, prepared decoder) and PeakRSS its peak RSS at the end, in
 	// bytes, both the kernel's high-water mark of the process's own
@@ -35,6 +38,13 @@ type measurement struct {
 	// os/exec does, so every child would report at least the parent's peak.
 	BaseRSS int64 `json:"base_rss"`
 	PeakRSS int64 `json:"peak_rss"`
+}
+
+func (m *measurement) check() error {
+	if m.Iters <= 0 || m.CPUSec <= 0 || m.WallSec <= 0 || m.PeakRSS <= 0 {
+		return fmt.Errorf("an empty measurement: %+v", *m)
+	}
+	return nil
 }
 
 func (m *measurement) mbPerCPUSec() float64 {
@@ -56,17 +66,21 @@ func processCPU() time.Duration {
 }
 
 // timeDecoder calls fn once untimed (warm-up, and the output measured and
-// digested), then repeatedly until it has used minCPU of process CPU time
+// digested, whole and leaf by leaf), then repeatedly until it has used minCPU of process CPU time
 // and run at least minIters times. Between calls the previous output is
 // dropped and collected outside the timed region, so the peak memory of
 // the process is that of one decode, not of a backlog of garbage.
-func timeDecoder(fn decodeFunc, minCPU time.Duration, minIters int) (*measurement, error) {
+func timeDecoder(ds *dataset, fn decodeFunc, minCPU time.Duration, minIters int) (*measurement, error) {
 	base := peakRSS()
 	out, err := fn()
 	if err != nil {
 		return nil, err
 	}
-	m := &measurement{Records: out.NumRows(), OutBytes: valueBytes(out), Digest: digest(out), BaseRSS: base}
+	leaves, err := leafDigests(out, ds.message, ds.paths)
+	if err != nil {
+		return nil, err
+	}
+	m := &measurement{Records: out.NumRows(), OutBytes: valueBytes(out), Digest: digest(out), Leaves: leaves, BaseRSS: base}
 	out = nil
 	runtime.GC()
 	var cpu, wall time.Duration
