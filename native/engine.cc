@@ -69,13 +69,17 @@ struct FieldPlan {
   bool message = false;
   bool validate_utf8 = false;
   uint32_t oneof = 0;  // 0: none; k: the node's oneof k-1
+  int32_t oneof_id = -1;  // the oneof's index among all of the plan's oneofs
   int32_t column = -1;
   int32_t child = -1;
   int32_t partition = -1;
   uint64_t def_bits = 0;
-  // Cold.
-  std::string def_str;
-  std::string path;  // for errors: the projection path from the root
+  // Cold, out of line so that the hot part stays within a cache line.
+  struct Cold {
+    std::string def_str;
+    std::string path;  // for errors: the projection path from the root
+  };
+  std::unique_ptr<Cold> cold{new Cold};
 };
 
 struct NodePlan {
@@ -93,6 +97,14 @@ struct NodePlan {
     bool message;
   };
   std::vector<ListSlot> list_slots;
+  // The same for singular fields: end_element's common case (the field
+  // was seen) reads only this.
+  struct SingularSlot {
+    int32_t source;  // child node (message) or column
+    int32_t field;   // index in fields, for the default and errors
+    bool message;
+  };
+  std::vector<SingularSlot> singular_slots;
   std::vector<std::vector<int32_t>> oneofs;
   int32_t parent = -1;
 
@@ -121,6 +133,7 @@ struct st_plan {
   uint32_t max_depth = 100;
   std::vector<uint8_t> col_dtype;
   int64_t nparts = 0;
+  int32_t noneofs = 0;
   std::vector<NodePlan> nodes;
 };
 
@@ -253,11 +266,11 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
       uint64_t target = r.uvarint();
       uint64_t part = r.uvarint();
       if (!r.ok) PLAN_FAIL("plan: node %llu: truncated field", (unsigned long long)ni);
-      f.path = node.path.empty() ? name : node.path + "." + name;
-      if (num == 0 || num > kMaxFieldNumber) PLAN_FAIL("plan: field %s: bad number", f.path.c_str());
-      if (type < T_DOUBLE || type > T_SINT64) PLAN_FAIL("plan: field %s: bad type", f.path.c_str());
-      if (mode > M_REPEATED) PLAN_FAIL("plan: field %s: bad mode", f.path.c_str());
-      if (oneof > nf) PLAN_FAIL("plan: field %s: bad oneof", f.path.c_str());
+      f.cold->path = node.path.empty() ? name : node.path + "." + name;
+      if (num == 0 || num > kMaxFieldNumber) PLAN_FAIL("plan: field %s: bad number", f.cold->path.c_str());
+      if (type < T_DOUBLE || type > T_SINT64) PLAN_FAIL("plan: field %s: bad type", f.cold->path.c_str());
+      if (mode > M_REPEATED) PLAN_FAIL("plan: field %s: bad mode", f.cold->path.c_str());
+      if (oneof > nf) PLAN_FAIL("plan: field %s: bad oneof", f.cold->path.c_str());
       f.number = uint32_t(num);
       f.type = uint8_t(type);
       f.mode = uint8_t(mode);
@@ -267,30 +280,30 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
       f.validate_utf8 = type == T_STRING && (flags & FF_UTF8) && !(plan->flags & PF_ACCEPT_BAD_UTF8);
       if (f.message) {
         // Children come after their parent (pre-order), which rules out cycles.
-        if (target <= ni || target >= nnodes) PLAN_FAIL("plan: field %s: bad child node", f.path.c_str());
+        if (target <= ni || target >= nnodes) PLAN_FAIL("plan: field %s: bad child node", f.cold->path.c_str());
         NodePlan& child = plan->nodes[size_t(target)];
-        if (child.parent >= 0) PLAN_FAIL("plan: field %s: child node used twice", f.path.c_str());
+        if (child.parent >= 0) PLAN_FAIL("plan: field %s: child node used twice", f.cold->path.c_str());
         child.parent = int32_t(ni);
         f.child = int32_t(target);
       } else {
-        if (target >= ncols || col_used[size_t(target)]) PLAN_FAIL("plan: field %s: bad or reused column", f.path.c_str());
+        if (target >= ncols || col_used[size_t(target)]) PLAN_FAIL("plan: field %s: bad or reused column", f.cold->path.c_str());
         col_used[size_t(target)] = 1;
         f.column = int32_t(target);
         f.dtype = dtype_of(f.type);
-        if (plan->col_dtype[size_t(target)] != f.dtype) PLAN_FAIL("plan: field %s: column dtype does not match type", f.path.c_str());
+        if (plan->col_dtype[size_t(target)] != f.dtype) PLAN_FAIL("plan: field %s: column dtype does not match type", f.cold->path.c_str());
         f.shift = shift_of(f.dtype);
       }
       if (mode >= M_OPTIONAL) {
-        if (part >= nparts || part_used[size_t(part)]) PLAN_FAIL("plan: field %s: bad or reused partition", f.path.c_str());
+        if (part >= nparts || part_used[size_t(part)]) PLAN_FAIL("plan: field %s: bad or reused partition", f.cold->path.c_str());
         part_used[size_t(part)] = 1;
         f.partition = int32_t(part);
       } else if (!f.message) {
         if (f.dtype == ST_STRING) {
-          f.def_str = r.str();
+          f.cold->def_str = r.str();
         } else {
           f.def_bits = r.uvarint();
         }
-        if (!r.ok) PLAN_FAIL("plan: field %s: truncated default", f.path.c_str());
+        if (!r.ok) PLAN_FAIL("plan: field %s: truncated default", f.cold->path.c_str());
       }
       if (num < kDenseLimit) max_dense = std::max(max_dense, uint32_t(num));
       node.fields.push_back(std::move(f));
@@ -299,23 +312,29 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
     for (size_t i = 0; i < node.fields.size(); i++) {
       const FieldPlan& f = node.fields[i];
       if (f.number < kDenseLimit) {
-        if (node.dense[f.number] >= 0) PLAN_FAIL("plan: field %s: duplicate number", f.path.c_str());
+        if (node.dense[f.number] >= 0) PLAN_FAIL("plan: field %s: duplicate number", f.cold->path.c_str());
         node.dense[f.number] = int32_t(i);
       } else {
         node.sparse.emplace_back(f.number, int32_t(i));
       }
       if (f.mode <= M_IMPLICIT) {
         node.singular.push_back(int32_t(i));
+        node.singular_slots.push_back({f.message ? f.child : f.column, int32_t(i), f.message});
       } else {
         node.lists.push_back(int32_t(i));
         node.list_slots.push_back({f.partition, f.message ? f.child : f.column, f.message});
       }
       if (f.oneof) {
-        if (f.mode != M_OPTIONAL) PLAN_FAIL("plan: field %s: oneof member without presence", f.path.c_str());
+        if (f.mode != M_OPTIONAL) PLAN_FAIL("plan: field %s: oneof member without presence", f.cold->path.c_str());
         if (node.oneofs.size() < f.oneof) node.oneofs.resize(f.oneof);
         node.oneofs[f.oneof - 1].push_back(int32_t(i));
       }
     }
+    int32_t base = plan->noneofs;
+    for (FieldPlan& f : node.fields) {
+      if (f.oneof) f.oneof_id = base + int32_t(f.oneof) - 1;
+    }
+    plan->noneofs += int32_t(node.oneofs.size());
     std::sort(node.sparse.begin(), node.sparse.end());
     for (size_t i = 1; i < node.sparse.size(); i++) {
       if (node.sparse[i].first == node.sparse[i - 1].first) PLAN_FAIL("plan: node %s: duplicate field number", node.path.c_str());
@@ -559,6 +578,14 @@ struct Decoder {
   std::vector<Column> cols;
   std::vector<Buf> parts;
   std::vector<int64_t> counts;
+  // For each oneof, the element (of its node) and the member last set: a
+  // oneof needs clearing only when another member was set in the same
+  // element, which the mark tells without looking at the members.
+  struct OneofMark {
+    int64_t element;
+    uint32_t member;
+  };
+  std::vector<OneofMark> oneof_marks;
   const volatile int32_t* cancel = nullptr;
 
   // The first error.
@@ -588,6 +615,7 @@ struct Decoder {
       p.push<int64_t>(0);
     }
     std::fill(counts.begin(), counts.end(), 0);
+    oneof_marks.assign(size_t(plan->noneofs), OneofMark{-1, 0});
     code = ST_OK;
     err_record = err_offset = -1;
     err_msg.clear();
@@ -659,36 +687,38 @@ struct Decoder {
 
   bool end_element(int32_t node, const uint8_t* at) {
     const NodePlan& np = plan->nodes[size_t(node)];
-    int64_t idx = counts[size_t(node)];
-    for (int32_t fi : np.singular) {
-      const FieldPlan& f = np.fields[size_t(fi)];
-      if (f.message) {
-        if (counts[size_t(f.child)] > idx) continue;
-        if (f.mode == M_REQUIRED && !(plan->flags & PF_FILL_REQUIRED)) {
-          fail(ST_ERR_REQUIRED, at, "required field missing", f.path);
-          return false;
-        }
-        if (!end_element(f.child, at)) return false;
-        continue;
-      }
-      Column& c = cols[size_t(f.column)];
-      if (c.count() > idx) continue;
-      if (f.mode == M_REQUIRED && !(plan->flags & PF_FILL_REQUIRED)) {
-        fail(ST_ERR_REQUIRED, at, "required field missing", f.path);
-        return false;
-      }
-      switch (f.dtype) {
-        case ST_STRING: c.push_string(reinterpret_cast<const uint8_t*>(f.def_str.data()), f.def_str.size()); break;
-        case ST_BOOL: c.vals.push<uint8_t>(f.def_bits != 0); break;
-        case ST_INT32: case ST_UINT32: case ST_FLOAT32: c.vals.push<uint32_t>(uint32_t(f.def_bits)); break;
-        default: c.vals.push<uint64_t>(f.def_bits); break;
-      }
+    int64_t* const cnt = counts.data();
+    Column* const cs = cols.data();
+    const int64_t idx = cnt[node];
+    for (const NodePlan::SingularSlot& ss : np.singular_slots) {
+      int64_t have = ss.message ? cnt[ss.source] : cs[ss.source].count();
+      if (__builtin_expect(have > idx, 1)) continue;
+      if (!fill_default(np.fields[size_t(ss.field)], at)) return false;
     }
+    Buf* const ps = parts.data();
     for (const NodePlan::ListSlot& ls : np.list_slots) {
-      int64_t n = ls.message ? counts[size_t(ls.source)] : cols[size_t(ls.source)].count();
-      parts[size_t(ls.partition)].push<int64_t>(n);
+      int64_t n = ls.message ? cnt[ls.source] : cs[ls.source].count();
+      ps[ls.partition].push<int64_t>(n);
     }
-    counts[size_t(node)] = idx + 1;
+    cnt[node] = idx + 1;
+    return true;
+  }
+
+  // fill_default completes a singular field absent from the element that
+  // is ending: its default, an empty message, or a required-field error.
+  __attribute__((noinline)) bool fill_default(const FieldPlan& f, const uint8_t* at) {
+    if (f.mode == M_REQUIRED && !(plan->flags & PF_FILL_REQUIRED)) {
+      fail(ST_ERR_REQUIRED, at, "required field missing", f.cold->path);
+      return false;
+    }
+    if (f.message) return end_element(f.child, at);
+    Column& c = cols[size_t(f.column)];
+    switch (f.dtype) {
+      case ST_STRING: c.push_string(reinterpret_cast<const uint8_t*>(f.cold->def_str.data()), f.cold->def_str.size()); break;
+      case ST_BOOL: c.vals.push<uint8_t>(f.def_bits != 0); break;
+      case ST_INT32: case ST_UINT32: case ST_FLOAT32: c.vals.push<uint32_t>(uint32_t(f.def_bits)); break;
+      default: c.vals.push<uint64_t>(f.def_bits); break;
+    }
     return true;
   }
 
@@ -754,7 +784,7 @@ struct Decoder {
     while (p < q) {
       uint64_t v;
       p = read_varint(p, q, &v);
-      if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.path);
+      if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
       T t = conv(v);
       memcpy(out + k, &t, sizeof(T));
       k++;
@@ -766,7 +796,7 @@ struct Decoder {
   template <class T>
   const uint8_t* packed_fixed(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
     size_t n = size_t(q - p);
-    if (n % sizeof(T)) return fail(ST_ERR_MALFORMED, fs, "packed fixed-width field length is not a multiple of the width", f.path);
+    if (n % sizeof(T)) return fail(ST_ERR_MALFORMED, fs, "packed fixed-width field length is not a multiple of the width", f.cold->path);
     cols[size_t(f.column)].vals.append(p, n);
     return q;
   }
@@ -781,7 +811,7 @@ struct Decoder {
       case T_DOUBLE: case T_FIXED64: case T_SFIXED64: return packed_fixed<uint64_t>(f, p, q, fs);
       case T_FLOAT: case T_FIXED32: case T_SFIXED32: return packed_fixed<uint32_t>(f, p, q, fs);
     }
-    return fail(ST_ERR_WIRE_TYPE, fs, "packed encoding for a non-scalar field", f.path);
+    return fail(ST_ERR_WIRE_TYPE, fs, "packed encoding for a non-scalar field", f.cold->path);
   }
 
   // parse_message decodes the fields of one element of node from [p, end).
@@ -810,47 +840,53 @@ struct Decoder {
         continue;
       }
       const FieldPlan& f = np.fields[size_t(fi)];
-      if (f.oneof) clear_oneof(np, f);
+      if (f.oneof) {
+        OneofMark& m = oneof_marks[size_t(f.oneof_id)];
+        int64_t e = counts[size_t(node)];
+        if (m.element == e && m.member != f.number) clear_oneof(np, f);
+        m.element = e;
+        m.member = f.number;
+      }
       if (wt != f.wire) {
         if (wt == W_LEN && f.mode == M_REPEATED && !f.message && f.dtype != ST_STRING) {
           uint64_t len;
           p = read_varint(p, end, &len);
-          if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.path);
+          if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
           p = packed(f, p, p + len, fs);
           if (!p) return nullptr;
           continue;
         }
-        return fail(ST_ERR_WIRE_TYPE, fs, "wrong wire type", f.path);
+        return fail(ST_ERR_WIRE_TYPE, fs, "wrong wire type", f.cold->path);
       }
       uint64_t v;
       switch (f.type) {
         case T_INT64: case T_UINT64:
           p = read_varint(p, end, &v);
-          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.path);
+          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
           put<uint64_t>(f, node, v);
           break;
         case T_INT32: case T_UINT32: case T_ENUM:
           p = read_varint(p, end, &v);
-          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.path);
+          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
           put<uint32_t>(f, node, uint32_t(v));
           break;
         case T_SINT32:
           p = read_varint(p, end, &v);
-          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.path);
+          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
           put<int32_t>(f, node, zigzag32(v));
           break;
         case T_SINT64:
           p = read_varint(p, end, &v);
-          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.path);
+          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
           put<int64_t>(f, node, zigzag64(v));
           break;
         case T_BOOL:
           p = read_varint(p, end, &v);
-          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.path);
+          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
           put<uint8_t>(f, node, v != 0);
           break;
         case T_DOUBLE: case T_FIXED64: case T_SFIXED64: {
-          if (end - p < 8) return fail(ST_ERR_MALFORMED, fs, "truncated fixed64", f.path);
+          if (end - p < 8) return fail(ST_ERR_MALFORMED, fs, "truncated fixed64", f.cold->path);
           uint64_t x;
           memcpy(&x, p, 8);
           p += 8;
@@ -858,7 +894,7 @@ struct Decoder {
           break;
         }
         case T_FLOAT: case T_FIXED32: case T_SFIXED32: {
-          if (end - p < 4) return fail(ST_ERR_MALFORMED, fs, "truncated fixed32", f.path);
+          if (end - p < 4) return fail(ST_ERR_MALFORMED, fs, "truncated fixed32", f.cold->path);
           uint32_t x;
           memcpy(&x, p, 4);
           p += 4;
@@ -868,8 +904,8 @@ struct Decoder {
         case T_STRING: case T_BYTES: {
           uint64_t len;
           p = read_varint(p, end, &len);
-          if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.path);
-          if (f.validate_utf8 && !valid_utf8(p, size_t(len))) return fail(ST_ERR_UTF8, fs, "invalid UTF-8 in string", f.path);
+          if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
+          if (f.validate_utf8 && !valid_utf8(p, size_t(len))) return fail(ST_ERR_UTF8, fs, "invalid UTF-8 in string", f.cold->path);
           Column& c = cols[size_t(f.column)];
           if (f.mode != M_REPEATED && c.count() > singular_key(f, node)) c.drop_last();
           c.push_string(p, size_t(len));
@@ -877,7 +913,7 @@ struct Decoder {
           break;
         }
         case T_MESSAGE: case T_GROUP: {
-          if (uint32_t(depth + 1) > plan->max_depth) return fail(ST_ERR_DEPTH, fs, "nesting deeper than the limit", f.path);
+          if (uint32_t(depth + 1) > plan->max_depth) return fail(ST_ERR_DEPTH, fs, "nesting deeper than the limit", f.cold->path);
           if (f.mode != M_REPEATED && counts[size_t(f.child)] > singular_key(f, node)) reopen(f.child);
           if (f.type == T_GROUP) {
             p = parse_message(f.child, p, end, depth + 1, num);
@@ -886,7 +922,7 @@ struct Decoder {
           } else {
             uint64_t len;
             p = read_varint(p, end, &len);
-            if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.path);
+            if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
             const uint8_t* q = p + len;
             if (!parse_message(f.child, p, q, depth + 1, 0)) return nullptr;
             if (!end_element(f.child, fs)) return nullptr;

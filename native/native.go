@@ -155,7 +155,7 @@ func (p *Plan) Decode(ctx context.Context, records [][]byte, o Options) (*Result
 	if r == nil {
 		return nil, toError(&cerr)
 	}
-	return newResult(r), nil
+	return newResult(r, p), nil
 }
 
 // DecodeContiguous decodes the records data[offsets[i]:offsets[i+1]].
@@ -179,17 +179,20 @@ func (p *Plan) DecodeContiguous(ctx context.Context, data []byte, offsets []int6
 	if r == nil {
 		return nil, toError(&cerr)
 	}
-	return newResult(r), nil
+	return newResult(r, p), nil
 }
 
 // Result holds decoded columns in engine memory until it is copied out.
 // Call Free when done; a finalizer frees a forgotten one.
 type Result struct {
 	r *C.st_result
+	// plan keeps the plan alive while the result exists: freeing a result
+	// hands its buffers back to the plan's pool.
+	plan *Plan
 }
 
-func newResult(r *C.st_result) *Result {
-	res := &Result{r: r}
+func newResult(r *C.st_result, plan *Plan) *Result {
+	res := &Result{r: r, plan: plan}
 	runtime.SetFinalizer(res, (*Result).Free)
 	return res
 }
@@ -199,6 +202,7 @@ func (r *Result) Free() {
 	if r.r != nil {
 		C.st_result_free(r.r)
 		r.r = nil
+		runtime.KeepAlive(r.plan)
 	}
 	runtime.SetFinalizer(r, nil)
 }

@@ -19,7 +19,10 @@
  * Threading: st_decode* splits a large batch into chunks decoded on up to
  * `threads` threads (0 = all cores); the output is identical to a serial
  * run, and so is the reported error (the first bad record in batch order).
- * A plan is immutable and may be shared by concurrent calls.
+ * A plan may be shared by concurrent calls (it is immutable but for a
+ * mutex-guarded pool of decode buffers, which results hand back when freed
+ * so that the next batch reuses their capacity). Free every result before
+ * its plan.
  *
  * Errors: every fallible call takes an st_error* (may be NULL) filled on
  * failure with a code, the index of the bad record, the byte offset in
