@@ -487,6 +487,7 @@ func FuzzFromJSONLines(f *testing.F) {
 			return
 		}
 		checkJSONRoundTrip(t, v)
+		checkBatches(t, data, v)
 		if v.NumRows() == 0 || !allUTF8(v) {
 			return
 		}
@@ -761,5 +762,33 @@ func TestJSONLinesReaderErrors(t *testing.T) {
 	}
 	if _, err := NewJSONLinesReader(strings.NewReader(""), nil, nil); !errors.Is(err, ErrSpec) {
 		t.Errorf("two specs: %v", err)
+	}
+}
+
+// checkBatches reads data with a JSONLinesReader in batches of 3 records
+// with whole's spec: if that succeeds (it fails where a record spans
+// lines), the batches hold the same rows as whole.
+func checkBatches(t *testing.T, data []byte, whole Value) {
+	jr, err := NewJSONLinesReader(bytes.NewReader(data), anyRows(whole.Spec()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	for {
+		v, err := jr.Read(3)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return
+		}
+		b, err := ToJSONLines(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, b...)
+	}
+	if want, _ := ToJSONLines(whole); !bytes.Equal(got, want) {
+		t.Fatalf("batches give %q, FromJSONLines %q", got, want)
 	}
 }
