@@ -57,20 +57,26 @@ func measure(n int, op func()) time.Duration {
 	return (cpuTime() - start) / time.Duration(n)
 }
 
-// report times the op again by CPU time, then make + copy of the same
-// number of output bytes the same number of times, and reports the op's
-// CPU throughput (cpu_MB/s) and the ratio of the two throughputs
-// (ratio_vs_copy: 1.0 is as fast as copying the output once).
+// report times the op again by CPU time, interleaved with make + copy of
+// the same number of output bytes, three rounds of max(b.N, 3) runs each,
+// keeping each side's fastest round (the least disturbed by other
+// processes on a shared machine). It reports the op's CPU throughput
+// (cpu_MB/s), the copy's (copy_cpu_MB/s) and their ratio (ratio_vs_copy:
+// 1.0 is as fast as copying the output once).
 func report(b *testing.B, outBytes int, op func()) {
 	b.StopTimer()
 	n := max(b.N, 3)
-	opCPU := measure(n, op)
 	src := benchValues(outBytes / 8)
-	copyCPU := measure(n, func() {
+	copyOnce := func() {
 		dst := make([]int64, len(src))
 		copy(dst, src)
 		sinkInt64 = dst
-	})
+	}
+	opCPU, copyCPU := time.Duration(1<<62), time.Duration(1<<62)
+	for range 3 {
+		opCPU = min(opCPU, measure(n, op))
+		copyCPU = min(copyCPU, measure(n, copyOnce))
+	}
 	b.ReportMetric(float64(outBytes)/opCPU.Seconds()/1e6, "cpu_MB/s")
 	b.ReportMetric(float64(outBytes)/copyCPU.Seconds()/1e6, "copy_cpu_MB/s")
 	b.ReportMetric(copyCPU.Seconds()/opCPU.Seconds(), "ratio_vs_copy")

@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/structtensor/structtensor-go/ops/internal/kernel"
@@ -413,7 +414,7 @@ func positional(root *st.StructTensor, path, newName string, fromEnd bool) (*st.
 }
 
 // SliceEnd as Slice's end keeps everything to the end of each parent.
-const SliceEnd = int(^uint(0) >> 1)
+const SliceEnd = math.MaxInt
 
 // Slice adds newName next to path: for each parent element, the values of
 // path's first dimension in [begin, end), with Python's rules (negative
