@@ -258,26 +258,23 @@ func (o FromArrowOptions) convertAll(arr arrow.Array, path string) (st.Value, er
 func (o FromArrowOptions) convertList(arr arrow.Array, path string) (st.Value, error) {
 	var offsets []int64
 	var child arrow.Array
+	n, off := arr.Len(), arr.Data().Offset()
+	var err error
 	switch a := arr.(type) {
 	case *array.Map:
-		offsets, child = widen[int32, int64](a.Offsets()), a.ListValues()
+		offsets, err = ownOffsets(a.Offsets(), n, off)
+		child = a.ListValues()
 	case *array.List:
-		offsets, child = widen[int32, int64](a.Offsets()), a.ListValues()
+		offsets, err = ownOffsets(a.Offsets(), n, off)
+		child = a.ListValues()
 	case *array.LargeList:
-		offsets, child = a.Offsets(), a.ListValues()
+		offsets, err = ownOffsets(a.Offsets(), n, off)
+		child = a.ListValues()
 	default:
 		return nil, fmt.Errorf("%s: %w: %v", pathName(path), ErrUnsupported, arr.DataType())
 	}
-	// Offsets() is the whole (possibly padded) buffer: take this array's
-	// n+1 entries.
-	n, off := arr.Len(), arr.Data().Offset()
-	switch {
-	case off+n+1 <= len(offsets):
-		offsets = offsets[off : off+n+1]
-	case n == 0:
-		offsets = []int64{0} // an empty list array may carry no offsets
-	default:
-		return nil, fmt.Errorf("%s: %w: %d offsets for %d rows at offset %d", pathName(path), ErrInvalid, len(offsets), n, off)
+	if err != nil {
+		return nil, pathErr(path, err)
 	}
 	base, end := offsets[0], offsets[n]
 	// gather lists the child rows to keep when a null list covers values.
@@ -336,6 +333,27 @@ func (o FromArrowOptions) convertList(arr arrow.Array, path string) (st.Value, e
 		return nil, fmt.Errorf("%s: %w: %w", pathName(path), ErrInvalid, err)
 	}
 	return v, nil
+}
+
+// ownOffsets returns this array's n+1 entries of an offsets buffer (which
+// Offsets() gives whole, possibly padded), as int64: shared when they
+// already are, widened otherwise.
+func ownOffsets[T int32 | int64](all []T, n, off int) ([]int64, error) {
+	switch {
+	case off+n+1 <= len(all):
+		own := all[off : off+n+1]
+		if o, ok := any(own).([]int64); ok {
+			return o, nil
+		}
+		out := make([]int64, len(own))
+		for i, x := range own {
+			out[i] = int64(x)
+		}
+		return out, nil
+	case n == 0:
+		return []int64{0}, nil // an empty list array may carry no offsets
+	}
+	return nil, fmt.Errorf("%w: %d offsets for %d rows at offset %d", ErrInvalid, len(all), n, off)
 }
 
 // convertDictionary decodes a dictionary array to its values: the
