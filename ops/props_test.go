@@ -305,3 +305,119 @@ func uniformRagged(v st.Value) bool {
 	}
 	return true
 }
+
+// TestPropGatherBatchAxis covers batch_dims 1 with axis 2 and batch_dims 2
+// with axis 2 on rank-3 values: each batch element gathers with its own
+// index list from every row below it.
+func TestPropGatherBatchAxis(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		v, _, rank := drawInput(t, 3)
+		if rank < 3 {
+			t.Skip("need rank 3")
+		}
+		x := st.ToValue(v).([]any)
+		b := rapid.IntRange(1, 2).Draw(t, "batch_dims")
+		var want []any
+		splits := []int64{0}
+		var flat []int64
+		var innerSplits []int64 // b == 2: the second batch dimension
+		if b == 2 {
+			innerSplits = []int64{0}
+		}
+		for _, row := range x {
+			rowCells := row.([]any)
+			if b == 1 {
+				// One index list per row, valid for every cell in it.
+				minLen := -1
+				for _, c := range rowCells {
+					if l := len(c.([]any)); minLen < 0 || l < minLen {
+						minLen = l
+					}
+				}
+				var idx []int64
+				if minLen > 0 {
+					idx = rapid.SliceOfN(rapid.Int64Range(int64(-minLen), int64(minLen-1)), 0, 3).Draw(t, "idx")
+				}
+				flat = append(flat, idx...)
+				splits = append(splits, int64(len(flat)))
+				out := make([]any, len(rowCells))
+				for j, c := range rowCells {
+					out[j] = refGather(c, idx)
+				}
+				want = append(want, out)
+				continue
+			}
+			out := make([]any, len(rowCells))
+			for j, c := range rowCells {
+				n := len(c.([]any))
+				var idx []int64
+				if n > 0 {
+					idx = rapid.SliceOfN(rapid.Int64Range(int64(-n), int64(n-1)), 0, 3).Draw(t, "idx")
+				}
+				flat = append(flat, idx...)
+				innerSplits = append(innerSplits, int64(len(flat)))
+				out[j] = refGather(c, idx)
+			}
+			splits = append(splits, splits[len(splits)-1]+int64(len(rowCells)))
+			want = append(want, out)
+		}
+		if want == nil {
+			want = []any{}
+		}
+		var indices st.Value
+		if b == 1 {
+			indices = ok[*st.Ragged](t, "indices")(st.NewRaggedFromSplits(i64(t, flat), splits))
+		} else {
+			indices = ok[*st.Ragged](t, "indices")(st.NewRaggedFromSplits(i64(t, flat), splits, innerSplits))
+		}
+		got := ok[st.Value](t, "Gather")(ops.Gather(v, indices, 2, b))
+		sameNested(t, "Gather batch_dims", got, want)
+	})
+}
+
+// TestPropGatherNDBatch covers gather_nd with batch_dims 1: each row
+// holds tuples indexing its own sub-value.
+func TestPropGatherNDBatch(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		v, _, rank := drawInput(t, 2)
+		x := st.ToValue(v).([]any)
+		d := rapid.IntRange(1, rank-1).Draw(t, "depth")
+		var want []any
+		var flat []int64
+		splits := []int64{0}
+		for _, row := range x {
+			var got []any
+			for range rapid.IntRange(0, 2).Draw(t, "ntuples") {
+				cur, tuple := row, []int64{}
+				for range d {
+					l := cur.([]any)
+					if len(l) == 0 {
+						break
+					}
+					i := rapid.IntRange(-len(l), len(l)-1).Draw(t, "i")
+					tuple = append(tuple, int64(i))
+					if i < 0 {
+						i += len(l)
+					}
+					cur = l[i]
+				}
+				if len(tuple) == d {
+					flat = append(flat, tuple...)
+					got = append(got, cur)
+				}
+			}
+			if got == nil {
+				got = []any{}
+			}
+			want = append(want, got)
+			splits = append(splits, int64(len(flat)/d))
+		}
+		if want == nil {
+			want = []any{}
+		}
+		tuples := ok[*st.Tensor](t, "tuples")(st.NewTensor(st.Shape{len(flat) / d, d}, append([]int64{}, flat...)))
+		indices := ok[*st.Ragged](t, "indices")(st.NewRaggedFromSplits(tuples, splits))
+		got := ok[st.Value](t, "GatherND")(ops.GatherND(v, indices, 1))
+		sameNested(t, "GatherND batch_dims=1", got, want)
+	})
+}
