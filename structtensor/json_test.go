@@ -503,7 +503,8 @@ func FuzzFromJSONLines(f *testing.F) {
 }
 
 // TestFromValueAgainstTensorFlow reads the golden inputs that TensorFlow
-// can read too with StructuredTensor.from_pyval (through
+// can read too, and a few hundred random values in the form inference
+// produces, with StructuredTensor.from_pyval (through
 // testdata/json/tf_from_pyval.py in the project's .venv, made by
 // scripts/setup-python.sh) and checks that FromJSON gives the same kinds,
 // shapes, ragged ranks, row partitions and values, and fails where
@@ -520,12 +521,28 @@ func TestFromValueAgainstTensorFlow(t *testing.T) {
 	if _, err := os.Stat(python); err != nil {
 		t.Skipf("no TensorFlow venv (%v); run scripts/setup-python.sh", err)
 	}
-	var files []string
+	var inputs [][]byte
+	var args []string
 	for _, pat := range []string{"tf_*.json", "rfc_*.json", "err_structs_and_scalars.json", "err_null.json", "numbers_int64.json"} {
-		m, _ := filepath.Glob(filepath.Join("testdata", "json", pat))
-		files = append(files, m...)
+		files, _ := filepath.Glob(filepath.Join("testdata", "json", pat))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inputs = append(inputs, data)
+			args = append(args, f)
+		}
 	}
-	cmd := exec.Command(python, append([]string{filepath.Join("testdata", "json", "tf_from_pyval.py")}, files...)...)
+	random := randomInferredJSON(t, 300)
+	lines := filepath.Join(t.TempDir(), "random.jsonl")
+	if err := os.WriteFile(lines, bytes.Join(random, []byte("\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inputs = append(inputs, random...)
+	args = append(args, "--lines", lines)
+
+	cmd := exec.Command(python, append([]string{filepath.Join("testdata", "json", "tf_from_pyval.py")}, args...)...)
 	cmd.Env = append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=3", "CUDA_VISIBLE_DEVICES=")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -533,11 +550,11 @@ func TestFromValueAgainstTensorFlow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", python, err, stderr.Bytes())
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != len(files) {
-		t.Fatalf("%d results for %d files:\n%s\n%s", len(lines), len(files), out, stderr.Bytes())
+	results := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(results) != len(inputs) {
+		t.Fatalf("%d results for %d inputs:\n%s\n%s", len(results), len(inputs), out, stderr.Bytes())
 	}
-	for i, line := range lines {
+	for i, line := range results {
 		var tf struct {
 			File  string
 			Error string
@@ -548,25 +565,73 @@ func TestFromValueAgainstTensorFlow(t *testing.T) {
 			t.Fatalf("%s: %v", line, err)
 		}
 		t.Run(tf.File, func(t *testing.T) {
-			data, err := os.ReadFile(files[i])
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, err := FromJSON(data)
+			v, err := FromJSON(inputs[i])
 			if tf.Error != "" || err != nil {
 				if (tf.Error != "") != (err != nil) {
-					t.Fatalf("TensorFlow error %q, ours %v", tf.Error, err)
+					t.Fatalf("%s: TensorFlow error %q, ours %v", inputs[i], tf.Error, err)
 				}
 				return
 			}
 			if got := jsonRoundTrip(t, describeLikeTF(t, v)); !approxEqual(got, tf.Value) {
-				t.Errorf("structure differs:\n ours %v\n   tf %v", got, tf.Value)
+				t.Errorf("%s: structure differs:\n ours %v\n   tf %v", inputs[i], got, tf.Value)
 			}
 			if got := jsonRoundTrip(t, ToValue(v)); !approxEqual(got, tf.Pyval) {
-				t.Errorf("values differ:\n ours %v\n   tf %v", got, tf.Pyval)
+				t.Errorf("%s: values differ:\n ours %v\n   tf %v", inputs[i], got, tf.Pyval)
 			}
 		})
 	}
+}
+
+// randomInferredJSON draws n values in the form JSON inference produces
+// (ragged lists, structs, bool, int64, float64 and string) and returns
+// them as JSON, one line each. Floats stay within float32's range so that
+// TensorFlow's float32 compares to a relative 1e-6.
+func randomInferredJSON(t *testing.T, n int) [][]byte {
+	var out [][]byte
+	for seed := uint64(0); len(out) < n && seed < uint64(50*n); seed++ {
+		var b []byte
+		rapid.Custom(func(rt *rapid.T) int {
+			s, v, spec := drawValue(rt, true)
+			x, err := FromValue(v, spec)
+			if err != nil || !s.inferred(true) || notInferable(x) || !jsonInferable(x) || !tfComparable(x) {
+				return 0
+			}
+			if b, err = ToJSON(x); err != nil {
+				t.Fatal(err)
+			}
+			return 0
+		}).Example(int(seed))
+		if b != nil {
+			out = append(out, b)
+		}
+	}
+	if len(out) < n {
+		t.Fatalf("drew %d inferable values, want %d", len(out), n)
+	}
+	return out
+}
+
+// tfComparable reports whether every float of x is 0 or within
+// [1e-30, 1e30] in magnitude, so that float32 holds it to 1e-6.
+func tfComparable(x Value) bool {
+	switch v := x.(type) {
+	case *Tensor:
+		for _, f := range v.Float64s() {
+			if a := math.Abs(f); a != 0 && (a < 1e-30 || a > 1e30) {
+				return false
+			}
+		}
+		return true
+	case *Ragged:
+		return tfComparable(v.Values())
+	case *StructTensor:
+		for _, f := range v.Fields() {
+			if !tfComparable(f.Value) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // describeLikeTF describes v as tf_from_pyval.py describes TensorFlow's

@@ -1,5 +1,6 @@
-"""Reads each JSON file named on the command line with TensorFlow's
-StructuredTensor.from_pyval and prints one JSON line per file describing
+"""Reads each JSON file named on the command line (or each line of the
+file after --lines) with TensorFlow's StructuredTensor.from_pyval and
+prints one JSON line per value describing
 the result (kinds, shapes, ragged ranks, row partitions and to_pyval), or
 the exception it raised. structtensor's TestFromValueAgainstTensorFlow
 compares these lines with FromJSON on the same files."""
@@ -51,10 +52,24 @@ def plain(x):
     return x
 
 
-for path in sys.argv[1:]:
-    with open(path) as f:
-        pyval = json.load(f)
-    out = {"file": os.path.basename(path)}
+def inputs(args):
+    """Yields (name, value) for each file named, and for each line of the
+    file after --lines."""
+    args = list(args)
+    while args:
+        path = args.pop(0)
+        if path == "--lines":
+            path = args.pop(0)
+            with open(path) as f:
+                for i, line in enumerate(f):
+                    yield "%s line %d" % (os.path.basename(path), i + 1), json.loads(line)
+            continue
+        with open(path) as f:
+            yield os.path.basename(path), json.load(f)
+
+
+for name, pyval in inputs(sys.argv[1:]):
+    out = {"file": name}
     try:
         st = StructuredTensor.from_pyval(pyval)
         out["value"] = describe(st)
