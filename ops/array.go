@@ -487,7 +487,10 @@ func BooleanMask(v, mask st.Value, axis int) (st.Value, error) {
 // lists being masked. With shared, keep is one row's mask applied to every
 // list.
 func maskRows(parts []*st.RowPartition, flat st.Value, keep []bool, shared bool, axis int) (st.Value, error) {
-	spans := make([]span, 0, 16)
+	var spans []span
+	if !shared {
+		spans = make([]span, 0, countRuns(keep))
+	}
 	if axis == 0 {
 		kept := 0
 		for j, k := range keep {
@@ -535,4 +538,17 @@ func maskRows(parts []*st.RowPartition, flat st.Value, keep []bool, shared bool,
 		return nil, err
 	}
 	return st.JoinOuterDims(append(parts[:axis-1], q), f)
+}
+
+// countRuns returns the number of runs of true in keep: the number of
+// spans a mask selects, at most, so that the span list is sized once.
+func countRuns(keep []bool) int {
+	n, prev := 0, false
+	for _, k := range keep {
+		if k && !prev {
+			n++
+		}
+		prev = k
+	}
+	return n
 }
