@@ -11,7 +11,7 @@ import (
 // nestedValue is a batch of three records with a dense scalar, a ragged
 // list, a ragged list of structs holding a doubly ragged field, and a
 // scalar sub-struct; the middle record has empty lists.
-func nestedValue(t *testing.T) *structtensor.StructTensor {
+func nestedValue(t testing.TB) *structtensor.StructTensor {
 	t.Helper()
 	v, err := structtensor.FromValue([]any{
 		map[string]any{

@@ -13,7 +13,7 @@ import (
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
-func mustTensor(t *testing.T, shape structtensor.Shape, values any) *structtensor.Tensor {
+func mustTensor(t testing.TB, shape structtensor.Shape, values any) *structtensor.Tensor {
 	t.Helper()
 	v, err := structtensor.NewTensor(shape, values)
 	if err != nil {
