@@ -55,7 +55,7 @@ func (b *benchBuilder) flat() *dynamicpb.Message {
 	m := b.msg("structtensor.testdata.flat.Flat")
 	for f := 1; f <= 100; f++ {
 		for i := 0; i < 100; i++ {
-			add(m, fmt.Sprintf("f%d", f), b.rng.Int64N(1<<20))
+			add(m, fmt.Sprintf("f%d", f), b.rng.Int64N(int64(1)<<(7*(1+b.rng.IntN(5)))))
 		}
 	}
 	return m

@@ -369,6 +369,12 @@ struct Buf {
   Buf& operator=(const Buf&) = delete;
   Buf(Buf&& o) noexcept : p(o.p), len(o.len), cap(o.cap) { o.p = nullptr; o.len = o.cap = 0; }
   ~Buf() { free(p); }
+  // release frees the memory (the buffer reads as empty afterwards).
+  void release() {
+    free(p);
+    p = nullptr;
+    len = cap = 0;
+  }
 
   void grow(size_t need) {
     size_t nc = cap ? cap : 64;
@@ -515,6 +521,25 @@ __attribute__((always_inline)) inline const uint8_t* read_varint(const uint8_t* 
   res += (b - 1) << 63;
   *out = res;
   return p + 10;
+}
+
+// read_varint8 decodes a varint of at most 8 bytes without branching on
+// its length, from a position with at least 8 readable bytes; it returns
+// nullptr when the varint is longer (the caller falls back). Packed runs of
+// values of mixed sizes would otherwise mispredict on nearly every value.
+__attribute__((always_inline)) inline const uint8_t* read_varint8(const uint8_t* p, uint64_t* out) {
+  uint64_t w;
+  memcpy(&w, p, 8);
+  uint64_t stop = ~w & 0x8080808080808080ull;
+  if (__builtin_expect(stop == 0, 0)) return nullptr;
+  int bits = __builtin_ctzll(stop) + 1;  // through the last byte's high bit
+  uint64_t x = bits == 64 ? w : w & ((uint64_t(1) << bits) - 1);
+  // Squeeze out the continuation bits: 7-bit groups to 14, 28, 56 bits.
+  x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+  x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+  x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+  *out = x;
+  return p + bits / 8;
 }
 
 // valid_utf8 matches Go's utf8.Valid: no overlong forms, no surrogates,
@@ -781,6 +806,18 @@ struct Decoder {
     T* out = reinterpret_cast<T*>(c.vals.p + c.vals.len);
     size_t k = 0;
     // k < n always holds: each value consumes at least one byte.
+    while (q - p >= 8) {
+      uint64_t v;
+      const uint8_t* r = read_varint8(p, &v);
+      if (__builtin_expect(r == nullptr, 0)) {
+        r = read_varint(p, q, &v);
+        if (!r) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
+      }
+      p = r;
+      T t = conv(v);
+      memcpy(out + k, &t, sizeof(T));
+      k++;
+    }
     while (p < q) {
       uint64_t v;
       p = read_varint(p, q, &v);
@@ -969,10 +1006,10 @@ struct st_result {
 
   ~st_result() {
     // Hand the decoders back to the plan (up to a few, none that hold
-    // more than 256 MiB) for the next batch.
+    // more than 64 MiB) for the next batch.
     std::lock_guard<std::mutex> lock(plan->pool_mu);
     for (auto& c : chunks) {
-      if (plan->pool.size() < 16 && c->capacity() <= (size_t(256) << 20)) {
+      if (plan->pool.size() < 16 && c->capacity() <= (size_t(64) << 20)) {
         try {
           plan->pool.push_back(c.get());
           c.release();
@@ -1148,6 +1185,24 @@ st_result* st_decode_contiguous(const st_plan* plan, const uint8_t* data, size_t
 }
 
 void st_result_free(st_result* r) { delete r; }
+
+void st_result_release_column(st_result* r, int64_t c) {
+  if (!col_ok(r, c)) return;
+  for (auto& ch : r->chunks) {
+    Column& col = ch->cols[size_t(c)];
+    col.vals.release();
+    col.offs.release();
+    if (col.dtype == ST_STRING) col.offs.push<int64_t>(0);
+  }
+}
+
+void st_result_release_partition(st_result* r, int64_t p) {
+  if (!part_ok(r, p)) return;
+  for (auto& ch : r->chunks) {
+    ch->parts[size_t(p)].release();
+    ch->parts[size_t(p)].push<int64_t>(0);
+  }
+}
 
 int64_t st_result_num_records(const st_result* r) { return r ? r->nrecords : -1; }
 

@@ -212,6 +212,12 @@ func (r *Result) NumRecords() int { return int(C.st_result_num_records(r.r)) }
 
 var errCopy = errors.New("native: copy failed")
 
+// releaseBytes is the size from which a column's engine buffers are freed
+// as soon as they are copied out: a large batch then never holds its
+// output twice, while small buffers go back to the plan's pool and save
+// the next batch their allocation. Each column can be copied out once.
+const releaseBytes = 1 << 20
+
 // Column copies out fixed-width column c as a []bool, []int32, []int64,
 // []uint32, []uint64, []float32 or []float64 according to dtype (the
 // numbering of structtensor.DType).
@@ -274,6 +280,9 @@ func (r *Result) Column(c int, dtype uint8) (any, error) {
 			return nil, fmt.Errorf("%w: column %d (code %d)", errCopy, c, int(rc))
 		}
 	}
+	if nb >= releaseBytes {
+		C.st_result_release_column(r.r, C.int64_t(c))
+	}
 	return out, nil
 }
 
@@ -295,6 +304,9 @@ func (r *Result) Strings(c int) (data []byte, offsets []int64, err error) {
 	if rc := C.st_result_copy_string_offsets(r.r, C.int64_t(c), (*C.int64_t)(unsafe.Pointer(&offsets[0])), C.size_t(n+1)); rc != 0 {
 		return nil, nil, fmt.Errorf("%w: string offsets of column %d (code %d)", errCopy, c, int(rc))
 	}
+	if nb+8*n >= releaseBytes {
+		C.st_result_release_column(r.r, C.int64_t(c))
+	}
 	return data, offsets, nil
 }
 
@@ -307,6 +319,9 @@ func (r *Result) Splits(p int) ([]int64, error) {
 	s := make([]int64, n)
 	if rc := C.st_result_copy_partition(r.r, C.int64_t(p), (*C.int64_t)(unsafe.Pointer(&s[0])), C.size_t(n)); rc != 0 {
 		return nil, fmt.Errorf("%w: partition %d (code %d)", errCopy, p, int(rc))
+	}
+	if 8*n >= releaseBytes {
+		C.st_result_release_partition(r.r, C.int64_t(p))
 	}
 	return s, nil
 }

@@ -113,6 +113,13 @@ int32_t st_result_copy_string_offsets(const st_result* r, int64_t column, int64_
 /* Number of row splits of a partition (rows + 1). */
 int64_t st_result_partition_length(const st_result* r, int64_t partition);
 int32_t st_result_copy_partition(const st_result* r, int64_t partition, int64_t* dst, size_t dst_len);
+/* Free a column's or a partition's engine memory once it has been copied
+ * out, so that a large batch never holds two full copies of its output.
+ * Afterwards the column or partition reads as empty. Optional: small
+ * buffers are better kept (st_result_free hands them back to the plan for
+ * the next batch). */
+void st_result_release_column(st_result* r, int64_t column);
+void st_result_release_partition(st_result* r, int64_t partition);
 
 #ifdef __cplusplus
 }
