@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/structtensor/structtensor-go/structtensor"
+	configpb "github.com/wamuir/graft/tensorflow/core/protobuf/for_core_protos_go_proto"
+	"google.golang.org/protobuf/proto"
 )
 
 func mustTensor(t testing.TB, shape structtensor.Shape, values any) *structtensor.Tensor {
@@ -426,5 +428,59 @@ func TestIndependentSessions(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestSessionOptions runs with a ConfigProto (one thread per pool) and
+// rejects a config that does not parse.
+func TestSessionOptions(t *testing.T) {
+	cfg, err := proto.Marshal(&configpb.ConfigProto{IntraOpParallelismThreads: 1, InterOpParallelismThreads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewGraph()
+	defer g.Close()
+	x := placeholder(t, g, "x", Float)
+	y := mustOp(t, g, OpSpec{Type: "Neg", Input: []Input{x}}).Output(0)
+	s, err := NewSession(g, &SessionOptions{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	in, _ := NewTensor(mustTensor(t, nil, []float32{1, -2}))
+	if got := runOne(t, s, map[Output]*Tensor{x: in}, y); !structtensor.Equal(got, mustTensor(t, nil, []float32{-1, 2})) {
+		t.Errorf("Neg: %v", got)
+	}
+	if _, err := NewSession(g, &SessionOptions{Config: []byte{0xff, 0xff}}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("bad config: %v", err)
+	}
+}
+
+// TestTensorClose checks that Close is idempotent and that a closed tensor
+// is refused rather than dereferenced.
+func TestTensorClose(t *testing.T) {
+	tt, err := NewTensor(mustTensor(t, nil, []string{"a"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt.Close()
+	tt.Close()
+	if _, err := tt.Value(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Value after Close: %v", err)
+	}
+	_, s, x, y := identityGraph(t, String)
+	if _, err := s.Run(map[Output]*Tensor{x: tt}, []Output{y}, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("feeding a closed tensor: %v", err)
+	}
+	g := NewGraph()
+	if _, err := g.AddOperation(OpSpec{Type: "Placeholder", Attrs: map[string]any{"dtype": Int64, "value": tt}}); !errors.Is(err, ErrClosed) {
+		t.Errorf("closed tensor as attribute: %v", err)
+	}
+	g.Close()
+	if _, err := NewSession(g, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("session on a closed graph: %v", err)
+	}
+	if _, err := g.AddOperation(OpSpec{Type: "NoOp"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("AddOperation on a closed graph: %v", err)
 	}
 }
