@@ -54,7 +54,7 @@ test: setup vet ops-lib
 # BENCHFLAGS passes flags, e.g. BENCHFLAGS='-mb 200 -min-time 5s'.
 bench: setup
 	scripts/setup-python.sh s2t
-	$(GO) build -o bin/bench ./bench
+	$(GO) build -tags tensorflow -o bin/bench ./bench
 	./bin/bench $(BENCHFLAGS)
 
 # Every package's testing.B benchmarks (slower: minutes on 2 cores).
