@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 
 	st "github.com/structtensor/structtensor-go/structtensor"
@@ -199,5 +200,39 @@ func TestIPCReadsInPyarrow(t *testing.T) {
 	out := runPython(t, pyReadIPC, path)
 	if !jsonEqual(t, out, []byte(recipesPylist)) {
 		t.Errorf("pyarrow reads\n%s\nwant\n%s", out, recipesPylist)
+	}
+}
+
+// A string tensor sliced from a larger one has offsets that do not start at
+// 0; export shares them as they are and every consumer must agree.
+func TestExportUnrebasedStrings(t *testing.T) {
+	all := must(st.NewTensor(nil, []string{"skip", "me", "keep", "", "this"}))
+	part := must(all.SliceRows(2, 5))
+	if _, off := part.StringData(); off[0] == 0 {
+		t.Fatal("fixture: slice offsets start at 0")
+	}
+	s := must(st.NewStruct(3, st.Field{Name: "s", Value: part}))
+	rec := must(ToArrow(s))
+	if err := array.ValidateFull(rec.Column(0)); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteIPC(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	back, err := ReadIPC(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Equal(back, s) {
+		t.Errorf("IPC: %v", back)
+	}
+	path := filepath.Join(t.TempDir(), "s.arrows")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := runPython(t, pyReadIPC, path); !jsonEqual(t, out, []byte(`[{"s": "keep"}, {"s": ""}, {"s": "this"}]`)) {
+		t.Errorf("pyarrow reads %s", out)
 	}
 }
