@@ -710,7 +710,7 @@ struct Decoder {
     counts[size_t(node)]--;
   }
 
-  bool end_element(int32_t node, const uint8_t* at) {
+  __attribute__((always_inline)) inline bool end_element(int32_t node, const uint8_t* at) {
     const NodePlan& np = plan->nodes[size_t(node)];
     int64_t* const cnt = counts.data();
     Column* const cs = cols.data();
