@@ -2,6 +2,7 @@ package arrow
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -248,15 +249,31 @@ func TestFromArrowUnsupported(t *testing.T) {
 }
 
 func TestFromArrowInvalidOffsets(t *testing.T) {
-	// A list whose offsets decrease: must be refused before use.
 	child := build(arrow.PrimitiveTypes.Int64, func(b *array.Int64Builder) { b.AppendValues([]int64{1, 2, 3}, nil) })
-	offsets := memory.NewBufferBytes(unsafe.Slice((*byte)(unsafe.Pointer(&[]int32{0, 3, 1}[0])), 12))
-	d := array.NewData(arrow.ListOf(arrow.PrimitiveTypes.Int64), 2, []*memory.Buffer{nil, offsets}, []arrow.ArrayData{child.Data()}, 0, 0)
-	l := array.MakeFromData(d)
-	schema := arrow.NewSchema([]arrow.Field{{Name: "bad", Type: l.DataType()}}, nil)
-	_, err := FromArrow(array.NewRecordBatch(schema, []arrow.Array{l}, 2))
-	if !errors.Is(err, ErrInvalid) {
-		t.Fatalf("err = %v", err)
+	for _, tc := range []struct {
+		name    string
+		offsets []int32
+		want    string
+	}{
+		{"decreasing", []int32{0, 3, 1}, "not monotonically non-decreasing"},
+		{"past the child", []int32{0, 1, 5}, "5"},
+		{"negative", []int32{-1, 1, 2}, "-1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			offsets := memory.NewBufferBytes(unsafe.Slice((*byte)(unsafe.Pointer(&tc.offsets[0])), 4*len(tc.offsets)))
+			d := array.NewData(arrow.ListOf(arrow.PrimitiveTypes.Int64), 2, []*memory.Buffer{nil, offsets}, []arrow.ArrayData{child.Data()}, 0, 0)
+			l := array.MakeFromData(d)
+			schema := arrow.NewSchema([]arrow.Field{{Name: "bad", Type: l.DataType()}}, nil)
+			_, err := FromArrow(array.NewRecordBatch(schema, []arrow.Array{l}, 2))
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `column "bad"`) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v", err)
+			}
+		})
 	}
-	t.Log(err)
+	// A struct whose child is shorter than the struct.
+	short := build(arrow.PrimitiveTypes.Int64, func(b *array.Int64Builder) { b.AppendValues([]int64{1}, nil) })
+	sd := array.NewData(arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64}), 3, []*memory.Buffer{nil}, []arrow.ArrayData{short.Data()}, 0, 0)
+	if _, err := FromArrowArray(array.MakeFromData(sd)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("short struct child: err = %v", err)
+	}
 }
