@@ -83,7 +83,7 @@ func implicitPresence(fd protoreflect.FieldDescriptor) bool {
 
 func hashValues(t *structtensor.Tensor, dropZero bool) leafDigest {
 	h := sha256.New()
-	var buf []byte
+	buf := make([]byte, 0, 8)
 	n := 0
 	emit := func(b []byte) {
 		h.Write(b)

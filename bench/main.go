@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -27,12 +28,13 @@ import (
 
 // env is what decoders may need besides their dataset.
 type env struct {
-	root      string // module root
-	schemas   *schemas
-	descPath  string // the FileDescriptorSet file
-	s2tPython string
-	minTime   time.Duration
-	minIters  int
+	root       string // module root
+	schemas    *schemas
+	descPath   string // the FileDescriptorSet file
+	s2tPython  string
+	minTime    time.Duration
+	minIters   int
+	cpuProfile string // -run-one only
 }
 
 func main() {
@@ -47,7 +49,8 @@ func main() {
 		descPath     = flag.String("descriptors", "", "FileDescriptorSet of the schemas (default: <module root>/"+descriptorSetPath+")")
 		s2tPython    = flag.String("s2t-python", "", "Python with struct2tensor (default: <module root>/.venv-s2t/bin/python)")
 		list         = flag.Bool("list", false, "list the datasets and decoders, and exit")
-		runOne       = flag.Bool("run-one", false, "internal: time one decoder on one dataset file (args: DATASET DECODER FILE) and print JSON")
+		runOne       = flag.Bool("run-one", false, "time one decoder on one dataset file (args: DATASET DECODER FILE) and print JSON; the harness runs itself so")
+		cpuProfile   = flag.String("cpuprofile", "", "with -run-one: write a CPU profile of the timed decodes to this file")
 	)
 	flag.Parse()
 	e, err := newEnv(*descPath, *s2tPython)
@@ -67,6 +70,7 @@ func main() {
 		if flag.NArg() != 3 {
 			fatal(errors.New("-run-one needs DATASET DECODER FILE"))
 		}
+		e.cpuProfile = *cpuProfile
 		m, err := runOneDecoder(e, flag.Arg(0), flag.Arg(1), flag.Arg(2))
 		if err != nil {
 			fatal(err)
@@ -154,6 +158,17 @@ func runOneDecoder(e *env, dsName, decName, file string) (*measurement, error) {
 	fn, err := d.prepare(e, ds)
 	if err != nil {
 		return nil, err
+	}
+	if e.cpuProfile != "" {
+		f, err := os.Create(e.cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	m, err := timeDecoder(ds, fn, e.minTime, e.minIters)
 	if err != nil {
