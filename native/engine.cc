@@ -1046,11 +1046,14 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     int threads = opts ? opts->threads : 1;
     if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
     const volatile int32_t* cancel = opts ? opts->cancel : nullptr;
-    // Split by bytes: no chunk under 256 KiB, at most one chunk per thread.
+    // Split by bytes into chunks of about kChunkBytes, decoded in order by
+    // up to `threads` workers. Chunks bound each decoder's buffers (which
+    // the plan's pool then reuses without reallocating or faulting pages
+    // in) and keep the output being written near the cache.
+    constexpr int64_t kChunkBytes = int64_t(1) << 20;
     int64_t total = sizes_prefix[n];
-    int64_t nchunks = std::min<int64_t>(threads, std::max<int64_t>(1, total / (256 << 10)));
-    nchunks = std::max<int64_t>(1, std::min<int64_t>(nchunks, n));
-    std::vector<int64_t> bounds(size_t(nchunks + 1));
+    int64_t nchunks = std::max<int64_t>(1, std::min<int64_t>(n, (total + kChunkBytes - 1) / kChunkBytes));
+    std::vector<int64_t> bounds(static_cast<size_t>(nchunks + 1));
     bounds[0] = 0;
     for (int64_t k = 1; k < nchunks; k++) {
       int64_t target = total / nchunks * k;
@@ -1061,25 +1064,40 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
       res->chunks.push_back(get_decoder(plan));
       res->chunks.back()->cancel = cancel;
     }
-    if (nchunks == 1) {
-      res->chunks[0]->run(0, n, get);
+    // A chunk that fails stops the chunks after it (their output would be
+    // discarded) but not those before: the error reported is the first in
+    // batch order, as in a serial run.
+    std::atomic<int64_t> next{0};
+    std::atomic<int64_t> stop{nchunks};
+    std::atomic<bool> oom{false};
+    auto work = [&] {
+      try {
+        for (;;) {
+          int64_t k = next.fetch_add(1);
+          if (k >= nchunks || k > stop.load()) return;
+          Decoder& d = *res->chunks[size_t(k)];
+          d.run(bounds[size_t(k)], bounds[size_t(k + 1)], get);
+          if (d.code != ST_OK) {
+            int64_t cur = stop.load();
+            while (k < cur && !stop.compare_exchange_weak(cur, k)) {
+            }
+          }
+        }
+      } catch (...) {
+        oom = true;
+        stop = -1;
+      }
+    };
+    int64_t nworkers = std::min<int64_t>(threads, nchunks);
+    if (nworkers <= 1) {
+      work();
     } else {
       std::vector<std::thread> ts;
-      std::vector<int> failed(static_cast<size_t>(nchunks));
-      for (int64_t k = 0; k < nchunks; k++) {
-        ts.emplace_back([&, k] {
-          try {
-            res->chunks[size_t(k)]->run(bounds[size_t(k)], bounds[size_t(k + 1)], get);
-          } catch (...) {
-            failed[size_t(k)] = 1;
-          }
-        });
-      }
+      for (int64_t w = 1; w < nworkers; w++) ts.emplace_back(work);
+      work();
       for (auto& t : ts) t.join();
-      for (int f : failed) {
-        if (f) throw std::bad_alloc();
-      }
     }
+    if (oom) throw std::bad_alloc();
     for (auto& c : res->chunks) {
       if (c->code != ST_OK) {
         set_error(err, c->code, c->err_record, c->err_offset, "%s", c->err_msg.c_str());
