@@ -389,3 +389,29 @@ func (l *bodyLayout) check(body []byte, maxBuffer int64) error {
 	}
 	return nil
 }
+
+// ValidateIPC checks the framing and metadata of an encapsulated Arrow IPC
+// stream (or a lone schema message, as Parquet files store it under the
+// ARROW:schema key) without trusting any length it claims: offsets and
+// vector lengths must fit the bytes present, nesting is bounded, and a
+// compressed buffer may not claim more than maxBufferBytes (0: 4 GiB).
+// Readers that hand such bytes to arrow-go, which allocates what headers
+// claim, call it first.
+func ValidateIPC(data []byte, maxBufferBytes int64) error {
+	if maxBufferBytes <= 0 {
+		maxBufferBytes = 4 << 30
+	}
+	c := &checkedStream{r: bytes.NewReader(data), maxBuffer: maxBufferBytes}
+	for {
+		err := c.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if c.pending.Len() <= 8 && c.msg == 0 { // end-of-stream marker
+			return nil
+		}
+	}
+}

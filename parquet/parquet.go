@@ -2,6 +2,7 @@ package parquet
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -128,6 +129,16 @@ func Read(r pq.ReaderAtSeeker, opts ReadOptions) (s *st.StructTensor, err error)
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	defer pf.Close()
+	if err := checkStoredSchema(pf); err != nil {
+		return nil, err
+	}
+	size, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkChunks(pf, size); err != nil {
+		return nil, err
+	}
 	mem := memory.NewGoAllocator()
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, mem)
 	if err != nil {
@@ -192,6 +203,69 @@ func Read(r pq.ReaderAtSeeker, opts ReadOptions) (s *st.StructTensor, err error)
 	tbl := array.NewTable(schema, cols, rows)
 	defer tbl.Release()
 	return opts.FromArrow.Table(tbl)
+}
+
+// checkStoredSchema validates the Arrow schema a file stores under
+// ARROW:schema (an IPC schema message) before pqarrow deserializes it:
+// arrow-go allocates what the message claims, so a corrupt one could
+// exhaust memory.
+func checkStoredSchema(pf *file.Reader) error {
+	kv := pf.MetaData().KeyValueMetadata()
+	if kv == nil {
+		return nil
+	}
+	v := kv.FindValue("ARROW:schema")
+	if v == nil {
+		return nil
+	}
+	var raw []byte
+	var err error
+	if len(*v)%4 == 0 {
+		raw, err = base64.StdEncoding.DecodeString(*v)
+	}
+	if len(raw) == 0 || err != nil {
+		if raw, err = base64.RawStdEncoding.DecodeString(*v); err != nil {
+			return fmt.Errorf("%w: ARROW:schema metadata is not base64: %v", ErrCorrupt, err)
+		}
+	}
+	if err := starrow.ValidateIPC(raw, 0); err != nil {
+		return fmt.Errorf("%w: ARROW:schema metadata: %w", ErrCorrupt, err)
+	}
+	return nil
+}
+
+// checkChunks checks the footer's row group and column chunk metadata
+// against the file: pqarrow decodes columns on goroutines of its own, where
+// a panic on a negative length cannot be recovered, so every range it will
+// read must be known to lie inside the file first.
+func checkChunks(pf *file.Reader, size int64) error {
+	md := pf.MetaData()
+	var start int64
+	for rg := 0; rg < md.NumRowGroups(); rg++ {
+		g := md.RowGroup(rg)
+		if g.NumRows() < 0 {
+			return fmt.Errorf("%w: row group %d has %d rows", ErrCorrupt, rg, g.NumRows())
+		}
+		if g.NumColumns() != md.Schema.NumColumns() {
+			return fmt.Errorf("%w: row group %d has %d column chunks for %d columns", ErrCorrupt, rg, g.NumColumns(), md.Schema.NumColumns())
+		}
+		for c := 0; c < g.NumColumns(); c++ {
+			cc, err := g.ColumnChunk(c)
+			if err != nil {
+				return fmt.Errorf("%w: row group %d (rows %d to %d) column %d: %w", ErrCorrupt, rg, start, start+g.NumRows(), c, err)
+			}
+			from, n := cc.DataPageOffset(), cc.TotalCompressedSize()
+			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < from {
+				from = cc.DictionaryPageOffset()
+			}
+			if from < 0 || n < 0 || from > size || n > size-from || cc.NumValues() < 0 {
+				return fmt.Errorf("%w: row group %d (rows %d to %d) column %q: chunk [%d, +%d) of %d values outside a file of %d bytes",
+					ErrCorrupt, rg, start, start+g.NumRows(), md.Schema.Column(c).Path(), from, n, cc.NumValues(), size)
+			}
+		}
+		start += g.NumRows()
+	}
+	return nil
 }
 
 // failingColumn names the first leaf column of row group rg that does not
