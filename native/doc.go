@@ -36,14 +36,27 @@
 // byte offset inside the record and the field path, and no output is
 // returned with them.
 //
-// Large batches are split into chunks of whole records (at least 256 KiB
-// each, at most one per thread) decoded on std::threads into separate
-// column sets. The copy-out functions concatenate chunks and shift string
-// offsets and row splits, so the output is byte-identical to a serial run;
-// the error reported is the one of the first bad record in batch order.
-// The copy into caller-owned buffers (Go slices here, TensorFlow output
-// tensors in the kernel) is the only copy of the data: one memcpy per
-// column and chunk.
+// A batch is split into chunks of whole records of about 1 MiB, decoded in
+// order by up to the requested number of threads (std::thread workers),
+// each chunk into a column set of its own. Bounded chunks keep the output
+// being written close to the cache, and their buffers go back to the
+// plan's pool when the result is freed, so the next batch reuses their
+// capacity without reallocating or faulting pages in. The copy-out
+// functions concatenate chunks and shift string offsets and row splits,
+// so the output is byte-identical whatever the thread count; the error
+// reported is the one of the first bad record in batch order. The copy
+// into caller-owned buffers (Go slices here, TensorFlow output tensors in
+// the kernel) is the only copy of the data: one memcpy per column and
+// chunk. Large columns are freed as soon as they are copied
+// (st_result_release_column), so a big batch never holds its output twice.
+//
+// A plan also carries a mutex-guarded pool of decoders; free every result
+// before its plan.
+//
+// internal/runner/runner.cc drives the engine from C++ alone; the test
+// TestEngineUnderSanitizers builds it with AddressSanitizer and
+// UndefinedBehaviorSanitizer and feeds it valid, mutated and random records
+// and corrupt plans.
 //
 // # Building the engine without Go
 //

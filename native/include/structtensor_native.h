@@ -16,9 +16,10 @@
  * the field's parent message node. Which column and partition belong to
  * which field is part of the plan, so the caller knows it before decoding.
  *
- * Threading: st_decode* splits a large batch into chunks decoded on up to
- * `threads` threads (0 = all cores); the output is identical to a serial
- * run, and so is the reported error (the first bad record in batch order).
+ * Threading: st_decode* splits a batch into chunks of about 1 MiB decoded
+ * by up to `threads` threads (0 = all cores); the output is identical to a
+ * serial run, and so is the reported error (the first bad record in batch
+ * order).
  * A plan may be shared by concurrent calls (it is immutable but for a
  * mutex-guarded pool of decode buffers, which results hand back when freed
  * so that the next batch reuses their capacity). Free every result before
