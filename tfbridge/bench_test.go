@@ -12,10 +12,12 @@ import (
 // of the same bytes (the floor for any conversion that copies once), so
 // `go test -bench Convert ./tfbridge/` reports both side by side:
 //
-//	to-tf:     structtensor.Tensor -> TF_Tensor (NewTensor)
+//	to-tf-copy: structtensor.Tensor -> TF_Tensor, copying
+//	to-tf-lend: the same, lending the pinned Go buffer (NewTensor does
+//	            this from 64 KiB on)
 //	from-tf:   TF_Tensor -> structtensor.Tensor (Tensor.Value)
 //	go-copy:   copy() of the same payload between Go buffers
-//	roundtrip: feed + Identity + fetch + Value through a Session
+//	roundtrip: NewTensor + feed + Identity + fetch + Value through a Session
 
 func benchTensors(b *testing.B) map[string]*structtensor.Tensor {
 	b.Helper()
@@ -58,16 +60,21 @@ func BenchmarkConvert(b *testing.B) {
 	for _, name := range []string{"int64-1M", "float32-1M", "string-1Mx10B", "string-4Kx1KB"} {
 		v := tensors[name]
 		size := int64(payload(v))
-		b.Run(name+"/to-tf", func(b *testing.B) {
-			b.SetBytes(size)
-			for b.Loop() {
-				t, err := NewTensor(v)
-				if err != nil {
-					b.Fatal(err)
+		for _, m := range []struct {
+			name string
+			mode conversion
+		}{{"to-tf-copy", convCopy}, {"to-tf-lend", convBorrow}} {
+			b.Run(name+"/"+m.name, func(b *testing.B) {
+				b.SetBytes(size)
+				for b.Loop() {
+					t, err := newTensor(v, m.mode)
+					if err != nil {
+						b.Fatal(err)
+					}
+					t.Close()
 				}
-				t.Close()
-			}
-		})
+			})
+		}
 		b.Run(name+"/from-tf", func(b *testing.B) {
 			t, err := NewTensor(v)
 			if err != nil {

@@ -19,6 +19,22 @@ TF_Tensor* tfb_new_string_tensor(const int64_t* dims, int ndims,
                                  const char* data, const int64_t* offsets,
                                  int64_t n);
 
+// tfb_new_string_view_tensor builds a TF_STRING tensor of n elements that
+// are views of data[offsets[i]:offsets[i+1]] (no copy): data must stay
+// valid until the deallocator runs, which frees the TF_TString array and
+// then calls tfbRelease(release) so Go can unpin data.
+TF_Tensor* tfb_new_string_view_tensor(const int64_t* dims, int ndims,
+                                      const char* data, const int64_t* offsets,
+                                      int64_t n, uintptr_t release);
+
+// tfb_new_borrowed_tensor wraps len bytes at data (no copy) in a tensor of
+// dtype; when TensorFlow drops its last reference, or at once if it copies
+// data because data is not aligned as Eigen requires, tfbRelease(release)
+// is called.
+TF_Tensor* tfb_new_borrowed_tensor(TF_DataType dtype, const int64_t* dims,
+                                   int ndims, void* data, size_t len,
+                                   uintptr_t release);
+
 // tfb_string_offsets fills offsets[0..n] with the running byte offsets of
 // the n elements of string tensor t and returns the total size.
 int64_t tfb_string_offsets(const TF_Tensor* t, int64_t n, int64_t* offsets);

@@ -42,25 +42,36 @@
 // NewTensor and Tensor.Value convert between *structtensor.Tensor and
 // TF_Tensor for every structtensor dtype (bool, int32, int64, uint32, uint64,
 // float32, float64, string). Numeric and bool layouts are identical on both
-// sides, so each direction is exactly one memcpy (TensorFlow side:
-// TF_AllocateTensor, aligned as Eigen requires). Sharing the Go buffer
-// instead was considered and rejected: TensorFlow may keep a fed
-// buffer after Run returns (Identity forwards its input into the fetched
-// output), so a Go buffer would have to stay pinned until a deallocator
-// fired on a TensorFlow thread, and TensorFlow copies any buffer that is not
-// 64-byte aligned regardless. The copy runs at memory bandwidth (see
-// BenchmarkConvert, which measures each conversion next to a plain Go copy
-// of the same bytes).
+// sides; strings are TF_TString arrays on the TensorFlow side and one data
+// buffer plus offsets on ours.
 //
-// Strings are TF_TString arrays on the TensorFlow side and one data buffer
-// plus offsets on ours. Go to TensorFlow is one C loop that writes each
-// TF_TString (up to 22 bytes inline, longer ones in their own allocation)
-// into memory whose deallocator frees the elements, so the tensor is
-// released correctly whenever TensorFlow drops its last reference.
-// TensorFlow to Go is two C loops: one sums the sizes into the offsets,
-// one copies the bytes back to back. Both use the header-only TF_TString
-// code, with no library call per element. Embedded NULs and strings of any
-// size survive.
+// Go to TensorFlow lends rather than copies from 64 KiB on: the Go buffer
+// is pinned (runtime.Pinner) and wrapped with TF_NewTensor, numerics as
+// they are, strings as TF_TString views into the data buffer, and a
+// deallocator unpins it when TensorFlow drops its last reference, which
+// may be after Run returns and after Close (Identity forwards its input
+// into the fetched output). This is sound because structtensor values are
+// immutable. TensorFlow itself copies numeric buffers that are not 64-byte
+// aligned (Go's large allocations are page-aligned, so whole slices of
+// 64 KiB or more usually are). Smaller tensors are copied: one
+// TF_AllocateTensor and a memcpy, or for strings one C loop writing a
+// TF_TString per element, which is cheaper than pinning there.
+//
+// TensorFlow to Go always copies (one memcpy; for strings one C loop
+// summing the sizes into the offsets and one copying the bytes back to
+// back): TensorFlow owns its output buffers, and a Go slice over them
+// could outlive any owner we could attach a release to. The string loops
+// use the header-only TF_TString code, with no library call per element.
+// Embedded NULs and strings of any size survive.
+//
+// BenchmarkConvert measures each direction and a Session round trip next to
+// a plain Go copy of the same bytes:
+//
+//	go test -run '^$' -bench Convert ./tfbridge/
+//
+// On the 2-core development machine lending 8 MiB of int64 costs about
+// 3 µs against about 2 ms for the copy (which runs at the speed of Go's
+// copy), and 4096 strings of 1 KB cost about 25 µs lent against 2 ms copied.
 //
 // # The graph-plane StructTensor
 //

@@ -6,6 +6,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"runtime/cgo"
 	"unicode/utf8"
 	"unsafe"
 
@@ -80,18 +81,42 @@ func dimsPtr(d []C.int64_t) *C.int64_t {
 	return &d[0]
 }
 
-// NewTensor copies a structtensor Tensor into a new TensorFlow tensor.
+// borrowMin is the payload size from which NewTensor lends TensorFlow the
+// Go buffer instead of copying it: below it, pinning and the release
+// callback cost more than the copy saves.
+const borrowMin = 64 << 10
+
+// tstringSize is sizeof(TF_TString).
+const tstringSize = 24
+
+// conversion chooses how NewTensor hands data to TensorFlow.
+type conversion int
+
+const (
+	convAuto   conversion = iota // borrow large payloads, copy the rest
+	convCopy                     // always copy
+	convBorrow                   // always borrow (non-empty payloads)
+)
+
+// NewTensor converts a structtensor Tensor into a TensorFlow tensor.
 //
-// Numeric and bool elements have the same layout on both sides, so the
-// conversion is one TF_AllocateTensor (aligned as Eigen requires) and one
-// memcpy. Handing TensorFlow the Go slice itself is not done: a buffer
-// TensorFlow holds must stay pinned until TensorFlow's last reference
-// drops, which may be after Run returns (Identity forwards its input
-// buffer into a fetched output), and TensorFlow copies unaligned buffers
-// anyway. Strings become one TF_TString per element, built by a single C
-// loop (strings of up to 22 bytes are stored inline, longer ones in their
-// own allocation).
-func NewTensor(v *structtensor.Tensor) (*Tensor, error) {
+// Small payloads are copied: numeric and bool elements have the same
+// layout on both sides, so that is one TF_AllocateTensor and one memcpy;
+// strings become one TF_TString per element (inline up to 22 bytes, an
+// allocation each beyond), written by a single C loop. From 64 KiB on
+// (counting 24 bytes of TF_TString per string element), the Go buffer is
+// lent instead: it is pinned (runtime.Pinner) and wrapped with
+// TF_NewTensor, numerics as they are and strings as TF_TString views of
+// the data buffer, so no element byte is copied. The buffer is unpinned when
+// TensorFlow drops its last reference to it, which may be after Run
+// returns and after Close (Identity forwards its input into its output).
+// TensorFlow copies numeric buffers that are not 64-byte aligned
+// regardless, releasing the loan at once. Lending relies on the value
+// model's promise that tensors are immutable; a Tensor built over memory
+// the Go runtime does not own must outlive its TensorFlow use.
+func NewTensor(v *structtensor.Tensor) (*Tensor, error) { return newTensor(v, convAuto) }
+
+func newTensor(v *structtensor.Tensor, mode conversion) (*Tensor, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: nil tensor", ErrShape)
 	}
@@ -103,15 +128,31 @@ func NewTensor(v *structtensor.Tensor) (*Tensor, error) {
 	n := v.Len()
 	if dt == String {
 		data, offsets := v.StringData()
-		c := C.tfb_new_string_tensor(dimsPtr(dims), C.int(len(dims)),
-			(*C.char)(unsafe.Pointer(unsafe.SliceData(data))),
-			(*C.int64_t)(unsafe.Pointer(unsafe.SliceData(offsets))), C.int64_t(n))
+		used := offsets[len(offsets)-1] - offsets[0]
+		borrow := mode == convBorrow && used > 0 ||
+			mode == convAuto && used > 0 && used+int64(n)*tstringSize >= borrowMin
+		var c *C.TF_Tensor
+		dataPtr := (*C.char)(unsafe.Pointer(unsafe.SliceData(data)))
+		offPtr := (*C.int64_t)(unsafe.Pointer(unsafe.SliceData(offsets)))
+		if borrow {
+			c = C.tfb_new_string_view_tensor(dimsPtr(dims), C.int(len(dims)), dataPtr, offPtr, C.int64_t(n), lend(unsafe.Pointer(unsafe.SliceData(data))))
+		} else {
+			c = C.tfb_new_string_tensor(dimsPtr(dims), C.int(len(dims)), dataPtr, offPtr, C.int64_t(n))
+		}
 		if c == nil {
 			return nil, fmt.Errorf("%w: cannot allocate a string tensor of shape %v", ErrResourceExhausted, v.Shape())
 		}
 		return wrapTensor(c), nil
 	}
 	nbytes := n * v.DType().Size()
+	if nbytes > 0 && (mode == convBorrow || mode == convAuto && nbytes >= borrowMin) {
+		p := goPointer(v.Data())
+		c := C.tfb_new_borrowed_tensor(C.TF_DataType(dt), dimsPtr(dims), C.int(len(dims)), p, C.size_t(nbytes), lend(p))
+		if c == nil {
+			return nil, fmt.Errorf("%w: cannot wrap a %v tensor of shape %v", ErrResourceExhausted, dt, v.Shape())
+		}
+		return wrapTensor(c), nil
+	}
 	c := C.TF_AllocateTensor(C.TF_DataType(dt), dimsPtr(dims), C.int(len(dims)), C.size_t(nbytes))
 	if c == nil {
 		return nil, fmt.Errorf("%w: cannot allocate a %v tensor of shape %v", ErrResourceExhausted, dt, v.Shape())
@@ -123,25 +164,39 @@ func NewTensor(v *structtensor.Tensor) (*Tensor, error) {
 	return wrapTensor(c), nil
 }
 
-// goBytes views the backing array of a numeric slice as bytes.
-func goBytes(data any, nbytes int) []byte {
-	var p unsafe.Pointer
+// lend pins the Go object at p and returns the handle that tfbRelease
+// unpins it with.
+func lend(p unsafe.Pointer) C.uintptr_t {
+	pinner := new(runtime.Pinner)
+	pinner.Pin(p)
+	loans.Add(1)
+	return C.uintptr_t(cgo.NewHandle(pinner))
+}
+
+// goPointer returns the address of the first element of a numeric slice.
+func goPointer(data any) unsafe.Pointer {
 	switch x := data.(type) {
 	case []bool:
-		p = unsafe.Pointer(unsafe.SliceData(x))
+		return unsafe.Pointer(unsafe.SliceData(x))
 	case []int32:
-		p = unsafe.Pointer(unsafe.SliceData(x))
+		return unsafe.Pointer(unsafe.SliceData(x))
 	case []int64:
-		p = unsafe.Pointer(unsafe.SliceData(x))
+		return unsafe.Pointer(unsafe.SliceData(x))
 	case []uint32:
-		p = unsafe.Pointer(unsafe.SliceData(x))
+		return unsafe.Pointer(unsafe.SliceData(x))
 	case []uint64:
-		p = unsafe.Pointer(unsafe.SliceData(x))
+		return unsafe.Pointer(unsafe.SliceData(x))
 	case []float32:
-		p = unsafe.Pointer(unsafe.SliceData(x))
+		return unsafe.Pointer(unsafe.SliceData(x))
 	case []float64:
-		p = unsafe.Pointer(unsafe.SliceData(x))
+		return unsafe.Pointer(unsafe.SliceData(x))
 	}
+	return nil
+}
+
+// goBytes views the backing array of a numeric slice as bytes.
+func goBytes(data any, nbytes int) []byte {
+	p := goPointer(data)
 	if p == nil || nbytes == 0 {
 		return nil
 	}

@@ -158,17 +158,19 @@ func TestDTypeRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := NewTensor(want)
-			if err != nil {
-				t.Fatalf("%v %v: %v", dt, shape, err)
-			}
-			if in.DType() != dt || !in.Shape().Equal(shape) {
-				t.Errorf("NewTensor: %v %v, want %v %v", in.DType(), in.Shape(), dt, shape)
-			}
-			got := runOne(t, s, map[Output]*Tensor{x: in}, y)
-			in.Close()
-			if !structtensor.Equal(got, want) {
-				t.Errorf("%v %v: got %v, want %v", dt, shape, got, want)
+			for _, mode := range []conversion{convCopy, convBorrow} {
+				in, err := newTensor(want, mode)
+				if err != nil {
+					t.Fatalf("%v %v: %v", dt, shape, err)
+				}
+				if in.DType() != dt || !in.Shape().Equal(shape) {
+					t.Errorf("NewTensor: %v %v, want %v %v", in.DType(), in.Shape(), dt, shape)
+				}
+				got := runOne(t, s, map[Output]*Tensor{x: in}, y)
+				in.Close()
+				if !structtensor.Equal(got, want) {
+					t.Errorf("%v %v mode %d: got %v, want %v", dt, shape, mode, got, want)
+				}
 			}
 		}
 	}
@@ -190,30 +192,68 @@ func TestStringTensors(t *testing.T) {
 		"empty": {},
 	}
 	_, s, x, y := identityGraph(t, String)
-	for name, elems := range cases {
-		want := mustTensor(t, nil, elems)
-		in, err := NewTensor(want)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := runOne(t, s, map[Output]*Tensor{x: in}, y)
-		if !structtensor.Equal(got, want) {
-			t.Errorf("%s: round trip differs", name)
-		}
-		if got.UTF8() != utf8.Valid(bytes.Join(elems, nil)) {
-			t.Errorf("%s: UTF8() = %v", name, got.UTF8())
-		}
-	}
 	sub, err := mustTensor(t, nil, [][]byte{[]byte("skip"), []byte("keep"), []byte("me")}).SliceRows(1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := NewTensor(sub)
+	for _, mode := range []conversion{convAuto, convCopy, convBorrow} {
+		for name, elems := range cases {
+			want := mustTensor(t, nil, elems)
+			in, err := newTensor(want, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runOne(t, s, map[Output]*Tensor{x: in}, y)
+			in.Close()
+			if !structtensor.Equal(got, want) {
+				t.Errorf("%s mode %d: round trip differs", name, mode)
+			}
+			if got.UTF8() != utf8.Valid(bytes.Join(elems, nil)) {
+				t.Errorf("%s: UTF8() = %v", name, got.UTF8())
+			}
+		}
+		in, err := newTensor(sub, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := runOne(t, s, map[Output]*Tensor{x: in}, y); !structtensor.Equal(got, sub) {
+			t.Errorf("sliced string tensor mode %d: got %v", mode, got)
+		}
+		in.Close()
+	}
+}
+
+// TestLoansReturned lends buffers to TensorFlow, keeps a fetched output
+// that shares one (Identity forwards its input) past the feed's Close, and
+// checks that every buffer is unpinned once TensorFlow lets go.
+func TestLoansReturned(t *testing.T) {
+	before := loans.Load()
+	_, s, x, y := identityGraph(t, Int64)
+	v := mustTensor(t, nil, make([]int64, 1<<14)) // 128 KiB: lent
+	in, err := NewTensor(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := runOne(t, s, map[Output]*Tensor{x: in}, y); !structtensor.Equal(got, sub) {
-		t.Errorf("sliced string tensor: got %v", got)
+	if loans.Load() != before+1 {
+		t.Fatalf("loans %d, want %d", loans.Load(), before+1)
+	}
+	out, err := s.Run(map[Output]*Tensor{x: in}, []Output{y}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	got, err := out[0].Value()
+	if err != nil || !structtensor.Equal(got, v) {
+		t.Fatalf("fetched after the feed's Close: %v", err)
+	}
+	out[0].Close()
+	if n := loans.Load(); n != before {
+		t.Errorf("%d loans outstanding after every tensor was closed", n-before)
+	}
+	small, _ := NewTensor(mustTensor(t, nil, []int64{1, 2}))
+	defer small.Close()
+	if n := loans.Load(); n != before {
+		t.Errorf("a 16-byte tensor was lent (%d loans)", n-before)
 	}
 }
 
