@@ -410,8 +410,5 @@ func ValidateIPC(data []byte, maxBufferBytes int64) error {
 		if err != nil {
 			return err
 		}
-		if c.pending.Len() <= 8 && c.msg == 0 { // end-of-stream marker
-			return nil
-		}
 	}
 }
