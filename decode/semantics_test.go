@@ -539,3 +539,35 @@ func TestFromMessage(t *testing.T) {
 		t.Fatal(why)
 	}
 }
+
+func TestProjection(t *testing.T) {
+	d := testDescriptors(t)
+	tests := []struct {
+		opts    CompileOptions
+		message string
+		paths   []string
+		want    string
+	}{
+		// Recursion is cut where Node would repeat on its own path; Leaf
+		// is kept, and its back-reference to Node cut.
+		{CompileOptions{}, nodeMsg, nil, "Plan(structtensor.testdata.recursive.Node: value, name, leaf.tag)"},
+		{CompileOptions{MaxProjectionDepth: 1}, "structtensor.testdata.recipe.Recipe", nil,
+			"Plan(structtensor.testdata.recipe.Recipe: title, ingredients.name, ingredients.amount, ingredients.unit, ratings.user, ratings.rating, ratings.user_embedding, steps.instruction, steps.minutes, servings, tags)"},
+		// A path ending at a message selects everything below it.
+		{CompileOptions{}, "structtensor.testdata.recipe.Recipe", []string{"steps.tools", "title"},
+			"Plan(structtensor.testdata.recipe.Recipe: title, steps.tools.name, steps.tools.electric)"},
+		{CompileOptions{}, p3Msg, []string{"counts.value", "subs_by_id.key"},
+			"Plan(structtensor.testdata.proto3.Proto3Msg: counts.value, subs_by_id.key)"},
+		{CompileOptions{}, allScalar, []string{"OptGroup.g_int"},
+			"Plan(structtensor.testdata.scalars.AllScalars: optgroup.g_int)"},
+	}
+	for _, tc := range tests {
+		p, err := tc.opts.Compile(d, tc.message, tc.paths...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.String() != tc.want {
+			t.Errorf("Compile(%s, %q) =\n%s\nwant\n%s", tc.message, tc.paths, p, tc.want)
+		}
+	}
+}
