@@ -52,6 +52,13 @@
 // lengths), so corrupt input returns ErrInvalid naming the column, never
 // a panic.
 //
+// arrow-go's IPC reader allocates whatever a message header claims (a
+// field count, a body length, a decompressed size) before checking it, and
+// an allocation of terabytes kills the process where no recover reaches.
+// ReadIPC therefore reads each message itself, verifies its flatbuffer
+// metadata against the bytes actually present and bounds decompressed
+// sizes (FromArrowOptions.MaxIPCBufferBytes), and only then hands it on.
+//
 // # Beyond one batch
 //
 // WriteIPC and ReadIPC speak the Arrow IPC stream format (what pyarrow's

@@ -18,6 +18,10 @@
 // levels, so a wide file costs only what is asked for.
 //
 // Parquet bytes are untrusted input: a corrupt file returns ErrCorrupt
-// naming the row group (and its rows) and the decoder's message, which
-// names the column.
+// naming the row group (and its rows) and the column. pqarrow decodes on
+// goroutines of its own and allocates what headers claim, so before it
+// runs, Read checks the footer against the file (every column chunk's
+// range inside it) and verifies the stored Arrow schema message
+// (arrow.ValidateIPC); a panic that still escapes the decoder on the
+// calling goroutine is reported as ErrCorrupt.
 package parquet
