@@ -71,3 +71,29 @@ func TestDecodeCommandProtoFiles(t *testing.T) {
 	}
 	_ = os.Remove(dir)
 }
+
+// TestDecodeCommandJSONValues checks the JSON forms of values JSON cannot
+// hold: bytes that are not UTF-8 (base64) and non-finite floats (the
+// strings protojson uses).
+func TestDecodeCommandJSONValues(t *testing.T) {
+	var in bytes.Buffer
+	w := tfrecord.NewWriter(&in)
+	// Proto3Msg: dbl (5) = NaN, flt (6) = -Inf, blob (9) = "\xff".
+	rec := []byte{0x29, 0, 0, 0, 0, 0, 0, 0xf8, 0x7f, 0x35, 0, 0, 0x80, 0xff, 0x4a, 1, 0xff}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"decode", "--descriptor-set", "../../testdata/proto/testdata.pb",
+		"--message", "structtensor.testdata.proto3.Proto3Msg", "--path", "dbl", "--path", "flt", "--path", "blob", "-"}, &in, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	want := `[{"dbl":"NaN","flt":"-Infinity","blob":"/w=="}]`
+	if strings.TrimSpace(out.String()) != want {
+		t.Fatalf("got %s, want %s", out.String(), want)
+	}
+}
