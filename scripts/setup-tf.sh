@@ -15,11 +15,17 @@
 # LD_LIBRARY_PATH. Idempotent: the virtualenv is reused while its
 # requirements are unchanged and the .pc file is rewritten only when its
 # content changes (so cgo build caches stay valid).
-# Usage: scripts/setup-tf.sh   (prints the .pc path on success)
+# Usage: scripts/setup-tf.sh [OUT_DIR]   (default build/pkgconfig; prints
+# the .pc path on success)
 set -euo pipefail
+out_dir=${1:-}
+if [ -n "$out_dir" ]; then
+  mkdir -p "$out_dir"
+  out_dir=$(cd "$out_dir" && pwd)
+fi
 cd "$(dirname "$0")/.."
 root=$PWD
-out_dir=$root/build/pkgconfig
+out_dir=${out_dir:-$root/build/pkgconfig}
 out=$out_dir/tensorflow.pc
 
 die() { echo "setup-tf: $*" >&2; exit 1; }
