@@ -411,23 +411,31 @@ struct Column {
   Buf offs;  // strings only: int64 offsets, starting with 0
   uint8_t dtype = 0;
   uint8_t shift = 0;
+  int64_t n = 0;  // number of values, kept beside the buffers for speed
 
   int64_t count() const {
-    return dtype == ST_STRING ? int64_t(offs.len / 8) - 1 : int64_t(vals.len >> shift);
+    return n;
   }
-  void truncate(int64_t n) {
+  void truncate(int64_t m) {
     if (dtype == ST_STRING) {
-      offs.len = size_t(n + 1) * 8;
-      vals.len = size_t(offs.i64(size_t(n)));
+      offs.len = size_t(m + 1) * 8;
+      vals.len = size_t(offs.i64(size_t(m)));
     } else {
-      vals.len = size_t(n) << shift;
+      vals.len = size_t(m) << shift;
     }
+    n = m;
+  }
+  template <class T>
+  void push(T v) {
+    vals.push<T>(v);
+    n++;
   }
   // drop_last removes the last value (to overwrite a singular field).
   void drop_last() { truncate(count() - 1); }
-  void push_string(const uint8_t* s, size_t n) {
-    vals.append(s, n);
+  void push_string(const uint8_t* s, size_t len) {
+    vals.append(s, len);
     offs.push<int64_t>(int64_t(vals.len));
+    n++;
   }
 };
 
@@ -632,6 +640,7 @@ struct Decoder {
   void reset() {
     for (auto& c : cols) {
       c.vals.len = 0;
+      c.n = 0;
       c.offs.len = 0;
       if (c.dtype == ST_STRING) c.offs.push<int64_t>(0);
     }
@@ -740,9 +749,9 @@ struct Decoder {
     Column& c = cols[size_t(f.column)];
     switch (f.dtype) {
       case ST_STRING: c.push_string(reinterpret_cast<const uint8_t*>(f.cold->def_str.data()), f.cold->def_str.size()); break;
-      case ST_BOOL: c.vals.push<uint8_t>(f.def_bits != 0); break;
-      case ST_INT32: case ST_UINT32: case ST_FLOAT32: c.vals.push<uint32_t>(uint32_t(f.def_bits)); break;
-      default: c.vals.push<uint64_t>(f.def_bits); break;
+      case ST_BOOL: c.push<uint8_t>(f.def_bits != 0); break;
+      case ST_INT32: case ST_UINT32: case ST_FLOAT32: c.push<uint32_t>(uint32_t(f.def_bits)); break;
+      default: c.push<uint64_t>(f.def_bits); break;
     }
     return true;
   }
@@ -752,7 +761,7 @@ struct Decoder {
   inline void put(const FieldPlan& f, int32_t node, T v) {
     Column& c = cols[size_t(f.column)];
     if (f.mode != M_REPEATED && c.count() > singular_key(f, node)) c.drop_last();
-    c.vals.push<T>(v);
+    c.push<T>(v);
   }
 
   const uint8_t* skip_field(const uint8_t* p, const uint8_t* end, uint32_t wt, uint64_t num, int depth,
@@ -827,6 +836,7 @@ struct Decoder {
       k++;
     }
     c.vals.len += k * sizeof(T);
+    c.n += int64_t(k);
     return q;
   }
 
@@ -834,7 +844,9 @@ struct Decoder {
   const uint8_t* packed_fixed(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
     size_t n = size_t(q - p);
     if (n % sizeof(T)) return fail(ST_ERR_MALFORMED, fs, "packed fixed-width field length is not a multiple of the width", f.cold->path);
-    cols[size_t(f.column)].vals.append(p, n);
+    Column& c = cols[size_t(f.column)];
+    c.vals.append(p, n);
+    c.n += int64_t(n / sizeof(T));
     return q;
   }
 
@@ -1210,6 +1222,7 @@ void st_result_release_column(st_result* r, int64_t c) {
     Column& col = ch->cols[size_t(c)];
     col.vals.release();
     col.offs.release();
+    col.n = 0;
     if (col.dtype == ST_STRING) col.offs.push<int64_t>(0);
   }
 }
