@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -522,5 +524,74 @@ func TestTensorClose(t *testing.T) {
 	}
 	if _, err := g.AddOperation(OpSpec{Type: "NoOp"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("AddOperation on a closed graph: %v", err)
+	}
+}
+
+// TestTargetsAndForeignDTypes runs an operation as a target only, and
+// checks that a fetched dtype with no structtensor counterpart is reported,
+// not misread.
+func TestTargetsAndForeignDTypes(t *testing.T) {
+	g := NewGraph()
+	defer g.Close()
+	x := placeholder(t, g, "x", Int32)
+	small := mustOp(t, g, OpSpec{Type: "Cast", Input: []Input{x}, Attrs: map[string]any{"DstT": Int8}}).Output(0)
+	check := mustOp(t, g, OpSpec{Type: "Assert", Name: "check", Input: []Input{
+		mustOp(t, g, OpSpec{Type: "Const", Attrs: map[string]any{"dtype": Bool, "value": mustTensor(t, structtensor.Shape{}, []bool{false})}}).Output(0),
+		OutputList{x},
+	}})
+	mustOp(t, g, OpSpec{Type: "NoOp", Name: "nothing", ControlInputs: []*Operation{x.Op}})
+	s, err := NewSession(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	in, _ := NewTensor(mustTensor(t, nil, []int32{1, 300}))
+	feeds := map[Output]*Tensor{x: in}
+	if out, err := s.Run(feeds, nil, []*Operation{g.Operation("nothing")}); err != nil || len(out) != 0 {
+		t.Errorf("NoOp target: %v %v", out, err)
+	}
+	if _, err := s.Run(feeds, nil, []*Operation{check}); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "check") {
+		t.Errorf("failing Assert target: %v", err)
+	}
+	out, err := s.Run(feeds, []Output{small}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].DType() != Int8 || out[0].NumElements() != 2 {
+		t.Errorf("int8 fetch: %v %d", out[0].DType(), out[0].NumElements())
+	}
+	if _, err := out[0].Value(); !errors.Is(err, ErrDType) {
+		t.Errorf("Value of an int8 tensor: %v", err)
+	}
+}
+
+// TestCleanupReleases drops tensors, a session and a graph without Close
+// and checks that their cleanups run: the lent buffers come back.
+func TestCleanupReleases(t *testing.T) {
+	before := loans.Load()
+	func() {
+		g := NewGraph()
+		x, _ := g.AddOperation(OpSpec{Type: "Placeholder", Attrs: map[string]any{"dtype": Float}})
+		y, _ := g.AddOperation(OpSpec{Type: "Identity", Input: []Input{x.Output(0)}})
+		s, err := NewSession(g, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 4; i++ {
+			in, err := NewTensor(mustTensor(t, nil, make([]float32, 1<<15)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Run(map[Output]*Tensor{x.Output(0): in}, []Output{y.Output(0)}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}()
+	for i := 0; i < 100 && loans.Load() != before; i++ {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := loans.Load() - before; n != 0 {
+		t.Errorf("%d buffers still lent after their tensors became unreachable", n)
 	}
 }
