@@ -86,6 +86,7 @@ struct NodePlan {
   std::string path;
   std::vector<FieldPlan> fields;
   std::vector<int32_t> dense;  // field number -> field index, -1 if none
+  int32_t by_tag[128];         // one-byte tag -> field index when the wire type is the field's own, else -1
   std::vector<std::pair<uint32_t, int32_t>> sparse;  // sorted, numbers >= kDenseLimit
   std::vector<int32_t> singular;  // fields with mode REQUIRED or IMPLICIT
   std::vector<int32_t> lists;     // fields with mode OPTIONAL or REPEATED
@@ -309,11 +310,13 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
       node.fields.push_back(std::move(f));
     }
     node.dense.assign(max_dense + 1, -1);
+    for (int32_t& t : node.by_tag) t = -1;
     for (size_t i = 0; i < node.fields.size(); i++) {
       const FieldPlan& f = node.fields[i];
       if (f.number < kDenseLimit) {
         if (node.dense[f.number] >= 0) PLAN_FAIL("plan: field %s: duplicate number", f.cold->path.c_str());
         node.dense[f.number] = int32_t(i);
+        if (f.number < 16) node.by_tag[(f.number << 3) | f.wire] = int32_t(i);
       } else {
         node.sparse.emplace_back(f.number, int32_t(i));
       }
@@ -871,23 +874,37 @@ struct Decoder {
     const NodePlan& np = plan->nodes[size_t(node)];
     while (p < end) {
       const uint8_t* fs = p;
+      int32_t fi;
+      uint64_t num;
+      uint32_t wt;
+      // Fast path: a one-byte tag (fields 1..15) of a projected field with
+      // its expected wire type, resolved by one table load.
+      if (*p < 0x80 && (fi = np.by_tag[*p]) >= 0) {
+        num = *p >> 3;
+        wt = *p & 7;
+        p++;
+        goto field;
+      }
+      {
       uint64_t tag;
       p = read_varint(p, end, &tag);
       if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated tag", np.path);
-      uint64_t num = tag >> 3;
-      uint32_t wt = uint32_t(tag & 7);
-      if (num == 0 || num > kMaxFieldNumber) return fail(ST_ERR_MALFORMED, fs, "invalid field number", np.path);
+      if ((tag >> 3) == 0 || (tag >> 3) > kMaxFieldNumber) return fail(ST_ERR_MALFORMED, fs, "invalid field number", np.path);
+      num = tag >> 3;
+      wt = uint32_t(tag & 7);
       if (wt == W_EGROUP) {
         if (group == num) return p;
         return fail(ST_ERR_MALFORMED, fs, "unexpected end-group tag", np.path);
       }
       if (wt > W_I32) return fail(ST_ERR_MALFORMED, fs, "invalid wire type", np.path);
-      int32_t fi = np.lookup(num);
+      fi = np.lookup(num);
       if (fi < 0) {
         p = skip_field(p, end, wt, num, depth, fs, np);
         if (!p) return nullptr;
         continue;
       }
+      }
+    field:
       const FieldPlan& f = np.fields[size_t(fi)];
       if (f.oneof) {
         OneofMark& m = oneof_marks[size_t(f.oneof_id)];
