@@ -557,9 +557,15 @@ __attribute__((always_inline)) inline const uint8_t* read_varint8(const uint8_t*
 // nothing past U+10FFFF.
 bool valid_utf8(const uint8_t* s, size_t n) {
   // Most strings are ASCII: one branch-free pass decides.
-  uint8_t any = 0;
-  for (size_t k = 0; k < n; k++) any |= s[k];
-  if (any < 0x80) return true;
+  uint64_t acc = 0;
+  size_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    uint64_t w;
+    memcpy(&w, s + k, 8);
+    acc |= w;
+  }
+  for (; k < n; k++) acc |= s[k];
+  if ((acc & 0x8080808080808080ull) == 0) return true;
   size_t i = 0;
   while (i < n) {
     if (i + 8 <= n) {
