@@ -61,9 +61,9 @@
 // Decoding runs in package native, a C++ engine behind cgo: one pass over
 // each record, appending every value straight into its column at its
 // nesting level and every row split at the end of each message, so the
-// output is built in the same pass that reads the input. Batches of more
-// than a few hundred KiB are split across threads (WithThreads; all cores
-// by default) with output identical to a serial run. The columns are then
+// output is built in the same pass that reads the input. Batches are cut
+// into chunks of about 1 MiB decoded by up to WithThreads threads (all
+// cores by default), with output identical to a serial run. The columns are then
 // copied once into Go memory and wrapped by the value model's
 // constructors without further copies. Plan.MarshalBinary gives the
 // plan's versioned byte form (documented in package native), which
