@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -239,8 +241,14 @@ void computeKernel(void* kernel, TF_OpKernelContext* ctx) {
   }
   const int64_t n = TF_Dim(input.t, 0);
   const auto* records = static_cast<const TF_TString*>(TF_TensorData(input.t));
-  std::vector<const uint8_t*> ptrs(static_cast<size_t>(n));
-  std::vector<size_t> lens(static_cast<size_t>(n));
+  // Uninitialised scratch (new T[n], not std::vector): a value-initialised
+  // buffer would cost a pass of zeroing per run.
+  std::unique_ptr<const uint8_t*[]> ptrs(new (std::nothrow) const uint8_t*[static_cast<size_t>(n)]);
+  std::unique_ptr<size_t[]> lens(new (std::nothrow) size_t[static_cast<size_t>(n)]);
+  if (!ptrs || !lens) {
+    failCompute(ctx, TF_RESOURCE_EXHAUSTED, "cannot allocate the record index of " + std::to_string(n) + " records");
+    return;
+  }
   for (int64_t i = 0; i < n; i++) {
     ptrs[i] = reinterpret_cast<const uint8_t*>(TF_TString_GetDataPointer(&records[i]));
     lens[i] = TF_TString_GetSize(&records[i]);
@@ -249,11 +257,13 @@ void computeKernel(void* kernel, TF_OpKernelContext* ctx) {
   opts.threads = k->threads;
   st_error err{};
   ResultHolder res;
-  res.r = st_decode(k->plan, ptrs.data(), lens.data(), n, &opts, &err);
+  res.r = st_decode(k->plan, ptrs.get(), lens.get(), n, &opts, &err);
   if (res.r == nullptr) {
-    char where[96];
-    std::snprintf(where, sizeof where, "record %lld, byte offset %lld: ", static_cast<long long>(err.record),
-                  static_cast<long long>(err.offset));
+    char where[96] = "";
+    if (err.record >= 0) {
+      std::snprintf(where, sizeof where, "record %lld, byte offset %lld: ", static_cast<long long>(err.record),
+                    static_cast<long long>(err.offset));
+    }
     failCompute(ctx, codeOf(err.code), std::string(where) + err.message);
     return;
   }
@@ -270,8 +280,9 @@ void computeKernel(void* kernel, TF_OpKernelContext* ctx) {
       return;
     }
   }
-  std::vector<uint8_t> strData;
-  std::vector<int64_t> strOffsets;
+  std::unique_ptr<uint8_t[]> strData;
+  std::unique_ptr<int64_t[]> strOffsets;
+  size_t strDataCap = 0, strOffsetsCap = 0;
   for (size_t c = 0; c < k->column_types.size(); c++, out++) {
     const int32_t type = k->column_types[c];
     const int64_t len = st_result_column_length(res.r, static_cast<int64_t>(c));
@@ -287,10 +298,20 @@ void computeKernel(void* kernel, TF_OpKernelContext* ctx) {
       }
       continue;
     }
-    strData.resize(static_cast<size_t>(bytes));
-    strOffsets.resize(static_cast<size_t>(len) + 1);
-    int32_t rc = st_result_copy_column(res.r, static_cast<int64_t>(c), strData.data(), strData.size());
-    if (rc == ST_OK) rc = st_result_copy_string_offsets(res.r, static_cast<int64_t>(c), strOffsets.data(), strOffsets.size());
+    if (!strData || static_cast<size_t>(bytes) > strDataCap) {
+      strDataCap = bytes > 0 ? static_cast<size_t>(bytes) : 1;
+      strData.reset(new (std::nothrow) uint8_t[strDataCap]);
+    }
+    if (static_cast<size_t>(len) + 1 > strOffsetsCap) {
+      strOffsetsCap = static_cast<size_t>(len) + 1;
+      strOffsets.reset(new (std::nothrow) int64_t[strOffsetsCap]);
+    }
+    if (!strData || !strOffsets) {
+      failCompute(ctx, TF_RESOURCE_EXHAUSTED, "cannot allocate string column " + std::to_string(c));
+      return;
+    }
+    int32_t rc = st_result_copy_column(res.r, static_cast<int64_t>(c), strData.get(), static_cast<size_t>(bytes));
+    if (rc == ST_OK) rc = st_result_copy_string_offsets(res.r, static_cast<int64_t>(c), strOffsets.get(), static_cast<size_t>(len) + 1);
     if (rc != ST_OK) {
       failCompute(ctx, TF_INTERNAL, "copying string column " + std::to_string(c) + " failed with code " + std::to_string(rc));
       return;
@@ -298,7 +319,7 @@ void computeKernel(void* kernel, TF_OpKernelContext* ctx) {
     t.t = allocate(ctx, out, TF_STRING, len, sizeof(TF_TString));
     if (t.t == nullptr) return;
     auto* dst = static_cast<TF_TString*>(TF_TensorData(t.t));
-    const char* base = reinterpret_cast<const char*>(strData.data());
+    const char* base = reinterpret_cast<const char*>(strData.get());
     for (int64_t i = 0; i < len; i++) {
       TF_TString_Copy(&dst[i], base + strOffsets[i], static_cast<size_t>(strOffsets[i + 1] - strOffsets[i]));
     }
