@@ -52,10 +52,14 @@ test: setup vet ops-lib
 # The decode benchmark harness (bench/README.md): every decoder side by side on
 # generated datasets, one line per dataset and decoder, then the targets.
 # BENCHFLAGS passes flags, e.g. BENCHFLAGS='-mb 200 -min-time 5s'.
+# The pure decoders run from bin/bench; bin/bench-tf (-tags tensorflow) adds
+# the tf-op decoder, run from it alone so that loading the TensorFlow runtime
+# does not inflate the other decoders' peak RSS.
 bench: setup
 	scripts/setup-python.sh s2t
-	$(GO) build -tags tensorflow -o bin/bench ./bench
-	./bin/bench $(BENCHFLAGS)
+	$(GO) build -o bin/bench ./bench
+	$(GO) build -tags tensorflow -o bin/bench-tf ./bench
+	./bin/bench -decoders-from bin/bench-tf $(BENCHFLAGS)
 
 # Every package's testing.B benchmarks (slower: minutes on 2 cores).
 bench-go: setup

@@ -51,6 +51,8 @@ func main() {
 		list         = flag.Bool("list", false, "list the datasets and decoders, and exit")
 		runOne       = flag.Bool("run-one", false, "time one decoder on one dataset file (args: DATASET DECODER FILE) and print JSON; the harness runs itself so")
 		cpuProfile   = flag.String("cpuprofile", "", "with -run-one: write a CPU profile of the timed decodes to this file")
+		decodersFrom = flag.String("decoders-from", "", "another build of this harness (e.g. -tags tensorflow) whose extra decoders run from it")
+		listJSON     = flag.Bool("list-json", false, "internal: list the in-process decoders as JSON, for -decoders-from")
 	)
 	flag.Parse()
 	e, err := newEnv(*descPath, *s2tPython)
@@ -58,7 +60,20 @@ func main() {
 		fatal(err)
 	}
 	e.minTime, e.minIters = *minTime, *minIters
+	if *decodersFrom != "" {
+		if err := addDecodersFrom(*decodersFrom); err != nil {
+			fatal(err)
+		}
+	}
 	switch {
+	case *listJSON:
+		var out []decoderInfo
+		for _, d := range decodersInOrder() {
+			if d.prepare != nil {
+				out = append(out, decoderInfo{d.name, d.order, d.about})
+			}
+		}
+		json.NewEncoder(os.Stdout).Encode(out)
 	case *list:
 		for _, d := range datasetSpecs {
 			fmt.Printf("dataset %-10s %s\n", d.name, d.about)
@@ -368,6 +383,49 @@ func sameLeaves(ours, theirs map[string]leafDigest) error {
 	if len(bad) > 0 {
 		sort.Strings(bad)
 		return errors.New(strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// decoderInfo describes a decoder of another build, for -decoders-from.
+type decoderInfo struct {
+	Name  string `json:"name"`
+	Order int    `json:"order"`
+	About string `json:"about"`
+}
+
+// addDecodersFrom registers the in-process decoders of another build of
+// the harness that this one lacks, run as children of that build. make
+// bench uses it so that a decoder needing TensorFlow (built with -tags
+// tensorflow) runs side by side with the others while they run from a
+// build that does not load the TensorFlow runtime, which would add its
+// hundreds of MB to every child's peak RSS.
+func addDecodersFrom(binary string) error {
+	abs, err := filepath.Abs(binary)
+	if err != nil {
+		return err
+	}
+	out, err := exec.Command(abs, "-list-json").Output()
+	if err != nil {
+		return fmt.Errorf("-decoders-from %s: %v", binary, err)
+	}
+	var infos []decoderInfo
+	if err := json.Unmarshal(out, &infos); err != nil {
+		return fmt.Errorf("-decoders-from %s: %v", binary, err)
+	}
+	for _, info := range infos {
+		if _, ok := registry[info.Name]; ok {
+			continue
+		}
+		name := info.Name
+		registerDecoder(decoder{
+			name:  name,
+			order: info.Order,
+			about: info.About + " (run from " + binary + ")",
+			external: func(e *env, ds *dataset, file string) (*measurement, error) {
+				return runChild(exec.Command(abs, append(e.childArgs(), "-run-one", ds.name, name, file)...))
+			},
+		})
 	}
 	return nil
 }
