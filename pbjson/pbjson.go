@@ -88,7 +88,9 @@ func (c *Codec) FromJSONLines(data []byte) (*st.StructTensor, error) {
 		if err := opts.Unmarshal(l, msg); err != nil {
 			return nil, fmt.Errorf("%w: line %d (record %d): %v", ErrJSON, line, len(records), err)
 		}
-		b, err := proto.MarshalOptions{AllowPartial: true}.Marshal(msg)
+		// Deterministic sorts map entries by key: a Go map iterates in
+		// random order, and the same JSON must give the same StructTensor.
+		b, err := proto.MarshalOptions{AllowPartial: true, Deterministic: true}.Marshal(msg)
 		if err != nil {
 			return nil, fmt.Errorf("%w: line %d (record %d): %v", ErrJSON, line, len(records), err)
 		}
