@@ -211,15 +211,16 @@ func (jr *JSONLinesReader) parse() (Value, error) {
 		return nil, err
 	}
 	if jr.spec == nil {
-		jr.spec = anyRows(v.Spec())
+		jr.spec = AnyRows(v.Spec())
 		return v, nil
 	}
 	return checkSpec(v, spec)
 }
 
-// anyRows returns s with dimension 0, which every field of a struct of
-// rank >= 1 shares, Unknown.
-func anyRows(s Spec) Spec {
+// AnyRows returns s with dimension 0, which every field of a struct of
+// rank >= 1 shares, Unknown: the spec of a batch of any number of the
+// rows s describes (what NewJSONLinesReader wants of a spec).
+func AnyRows(s Spec) Spec {
 	rows := func(sh Shape) Shape {
 		sh = sh.clone()
 		if len(sh) > 0 {
@@ -235,7 +236,7 @@ func anyRows(s Spec) Spec {
 	case *StructSpec:
 		out := &StructSpec{Shape: rows(x.Shape), Fields: make([]FieldSpec, len(x.Fields))}
 		for i, f := range x.Fields {
-			out.Fields[i] = FieldSpec{Name: f.Name, Spec: anyRows(f.Spec)}
+			out.Fields[i] = FieldSpec{Name: f.Name, Spec: AnyRows(f.Spec)}
 		}
 		return out
 	}

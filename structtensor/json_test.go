@@ -750,7 +750,7 @@ func TestJSONLinesReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, spec := range [][]Spec{nil, {anyRows(whole.Spec())}} {
+	for _, spec := range [][]Spec{nil, {AnyRows(whole.Spec())}} {
 		jr, err := NewJSONLinesReader(bytes.NewReader(data), spec...)
 		if err != nil {
 			t.Fatal(err)
@@ -765,7 +765,7 @@ func TestJSONLinesReader(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v.NumRows() > 128 || !anyRows(whole.Spec()).IsCompatibleWith(v.Spec()) {
+			if v.NumRows() > 128 || !AnyRows(whole.Spec()).IsCompatibleWith(v.Spec()) {
 				t.Fatalf("batch %d: %d rows of %v", batches, v.NumRows(), v.Spec())
 			}
 			b, err := ToJSONLines(v)
@@ -834,7 +834,7 @@ func TestJSONLinesReaderErrors(t *testing.T) {
 // with whole's spec: if that succeeds (it fails where a record spans
 // lines), the batches hold the same rows as whole.
 func checkBatches(t *testing.T, data []byte, whole Value) {
-	jr, err := NewJSONLinesReader(bytes.NewReader(data), anyRows(whole.Spec()))
+	jr, err := NewJSONLinesReader(bytes.NewReader(data), AnyRows(whole.Spec()))
 	if err != nil {
 		t.Fatal(err)
 	}

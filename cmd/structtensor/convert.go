@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/structtensor/structtensor-go/ops"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -25,6 +26,12 @@ type format struct {
 	readSpec func(io.Reader, structtensor.Spec) (structtensor.Value, error)
 	// write writes one value; nil if the format cannot be written.
 	write func(io.Writer, structtensor.Value) error
+	// stream reads the input of a spec in batches, calling batch after
+	// each with the records read so far, and returns them as one value;
+	// nil if the format is only read whole. Whenever it succeeds, its
+	// result must be what readSpec returns; convert falls back on
+	// readSpec after any error (see readStream).
+	stream func(r io.Reader, spec structtensor.Spec, batch func(records int64)) (structtensor.Value, error)
 }
 
 var formats = map[string]*format{}
@@ -67,6 +74,7 @@ func init() {
 	registerSpecReader("jsonl", func(r io.Reader, s structtensor.Spec) (structtensor.Value, error) {
 		return structtensor.ReadJSONLines(r, s)
 	})
+	formats["jsonl"].stream = streamJSONLines
 	registerFormat("spec", nil, func(w io.Writer, v structtensor.Value) error {
 		b, err := structtensor.MarshalSpec(v.Spec())
 		if err != nil {
@@ -148,13 +156,7 @@ func runConvert(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		defer f.Close()
 		r = f
 	}
-	var v structtensor.Value
-	var err error
-	if spec != nil {
-		v, err = in.readSpec(bufio.NewReader(r), spec)
-	} else {
-		v, err = in.read(bufio.NewReader(r))
-	}
+	v, err := readInput(in, r, spec, stderr)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -168,6 +170,104 @@ func runConvert(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	}
 	return writeFileAtomic(*outPath, func(w io.Writer) error { return out.write(w, v) })
 }
+
+// readInput reads the value r holds in format in (with spec, if not nil).
+// A regular file (named, or redirected to standard input) read with a
+// spec is streamed if the format can be, with a progress bar on stderr
+// when that is a terminal; anything else is read whole.
+//
+// Without a spec there is no streaming: the spec inferred from a first
+// batch is not always the one inferred from the whole input, and a later
+// record can fit the first without making the same value (lists all
+// empty in the first batch infer float32, and later integers read as
+// floats where the whole read infers int64).
+func readInput(in *format, r io.Reader, spec structtensor.Spec, stderr io.Writer) (structtensor.Value, error) {
+	if f, ok := r.(*os.File); ok && in.stream != nil && spec != nil {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return readStream(in, f, fi.Size(), spec, stderr)
+		}
+	}
+	return readWhole(in, r, spec)
+}
+
+func readWhole(in *format, r io.Reader, spec structtensor.Spec) (structtensor.Value, error) {
+	if spec != nil {
+		return in.readSpec(bufio.NewReader(r), spec)
+	}
+	return in.read(bufio.NewReader(r))
+}
+
+// newConvertProgress is decode's progress bar (decode.go); a variable so
+// that tests can stand in for a terminal.
+var newConvertProgress = newProgress
+
+// readStream streams the regular file f of size bytes, from where it is.
+// The errors of a streamed read are worded from a batch's view (a spec
+// with the wrong number of records is found only at the end), so after
+// any error readStream reads f again whole, and it is that read's value
+// or error that convert reports: the output is the same as a whole read's.
+func readStream(in *format, f *os.File, size int64, spec structtensor.Spec, stderr io.Writer) (structtensor.Value, error) {
+	start, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return readWhole(in, f, spec)
+	}
+	counter := &countingReader{r: f}
+	progress := newConvertProgress(stderr, size-start)
+	v, err := in.stream(counter, spec, func(records int64) { progress.update(records, counter.n) })
+	progress.done()
+	if err == nil {
+		return v, nil
+	}
+	if _, serr := f.Seek(start, io.SeekStart); serr != nil {
+		return nil, err
+	}
+	return readWhole(in, f, spec)
+}
+
+// jsonlBatchRecords is how many records convert parses at a time from a
+// JSON-lines file: memory holds one batch's text, not the whole file's.
+var jsonlBatchRecords = 4096
+
+func streamJSONLines(r io.Reader, spec structtensor.Spec, batch func(int64)) (structtensor.Value, error) {
+	// Each batch has its own number of rows; the whole is checked against
+	// spec below.
+	jr, err := structtensor.NewJSONLinesReader(r, structtensor.AnyRows(spec))
+	if err != nil {
+		return nil, err
+	}
+	var batches []structtensor.Value
+	var records int64
+	for {
+		v, err := jr.Read(jsonlBatchRecords)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		batches = append(batches, v)
+		records += int64(v.NumRows())
+		batch(records)
+	}
+	if len(batches) == 0 {
+		// No records: what the whole read makes of an empty input.
+		return nil, errNoRecords
+	}
+	v := batches[0]
+	if len(batches) > 1 {
+		if v, err = ops.Concat(batches, 0); err != nil {
+			return nil, err
+		}
+	}
+	if !spec.IsCompatibleWith(v.Spec()) {
+		return nil, fmt.Errorf("%w: read %v, want %v", structtensor.ErrSpec, v.Spec(), spec)
+	}
+	return v, nil
+}
+
+// errNoRecords sends an empty JSON-lines file to the whole read, which
+// decides what it is.
+var errNoRecords = errors.New("no records")
 
 // writeFileAtomic writes path through a temporary file in the same
 // directory, renamed into place only once everything was written, so that

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// convertFile runs "structtensor convert args... FILE" in process with
+// FILE holding input, so that the input is streamed.
+func convertFile(t *testing.T, input string, args ...string) (int, string, string) {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return convert(t, "", append(args, in)...)
+}
+
+// setBatch makes convert stream JSON lines n records at a time for the
+// rest of the test.
+func setBatch(t *testing.T, n int) {
+	old := jsonlBatchRecords
+	jsonlBatchRecords = n
+	t.Cleanup(func() { jsonlBatchRecords = old })
+}
+
+// A JSON-lines file read with a spec is streamed, and converts to exactly
+// what the whole read of the same bytes (from standard input, which is
+// not streamed) gives, errors included.
+func TestConvertStreamsJSONLines(t *testing.T) {
+	setBatch(t, 2)
+	var many strings.Builder
+	for i := range 25 {
+		fmt.Fprintf(&many, "{\"id\": %d, \"tags\": [%s], \"w\": {\"x\": %d.5}}\n", i, strings.Repeat(`"t",`, i%4)+`"u"`, i)
+	}
+	dir := t.TempDir()
+	// specOf writes the spec the whole read infers from input.
+	specOf := func(name, input string) string {
+		path := filepath.Join(dir, name)
+		if code, _, errs := convert(t, input, "--from", "jsonl", "--to", "spec", "-o", path); code != 0 {
+			t.Fatal(errs)
+		}
+		return path
+	}
+	manySpec := specOf("many", many.String())
+	anyRows := filepath.Join(dir, "anyrows")
+	if err := os.WriteFile(anyRows, []byte(`{"kind":"struct","shape":[null],"fields":[{"name":"a","spec":{"kind":"ragged","dtype":"int64","shape":[null,null],"ragged_rank":1}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, input, spec, to string
+	}{
+		{"many records", many.String(), manySpec, "jsonl"},
+		{"many records to json", many.String(), manySpec, "json"},
+		{"many records to spec", many.String(), manySpec, "spec"},
+		{"spec of another number of records", many.String() + "{\"id\": 99, \"tags\": [], \"w\": {\"x\": 1}}\n", manySpec, "spec"},
+		{"empty lists first", "{\"a\": []}\n{\"a\": []}\n{\"a\": [1, 2]}\n", anyRows, "spec"},
+		{"blank lines", "\n{\"a\": [1]}\n\n\n{\"a\": [2]}\n\n{\"a\": [3]}", anyRows, "jsonl"},
+		{"empty", "", anyRows, "jsonl"},
+		{"bad record in a later batch", "{\"a\": [1]}\n{\"a\": [2]}\n{\"a\": [3]}\n{\"a\": [\"x\"]}\n", anyRows, "jsonl"},
+		{"unknown field in a later batch", "{\"a\": [1]}\n{\"a\": [2]}\n{\"a\": [3], \"b\": 1}\n", anyRows, "jsonl"},
+		{"syntax error in a later batch", "{\"a\": [1]}\n{\"a\": [2]}\n{\"a\": [3]}\n{\"a\": \n", anyRows, "jsonl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"--from", "jsonl", "--to", tc.to, "--spec", tc.spec}
+			wantCode, wantOut, wantErr := convert(t, tc.input, args...)
+			code, out, errs := convertFile(t, tc.input, args...)
+			// Errors name the input: stdin for the whole read.
+			if i := strings.Index(errs, ": structtensor:"); i >= 0 {
+				errs = "structtensor convert: stdin" + errs[i:]
+			}
+			if code != wantCode || out != wantOut || errs != wantErr {
+				t.Errorf("streamed: exit %d, stdout %q, stderr %q\nwhole: exit %d, stdout %q, stderr %q", code, out, errs, wantCode, wantOut, wantErr)
+			}
+		})
+	}
+}
+
+// The progress bar is drawn when stderr is a terminal (stood in for here)
+// and not when stderr is a pipe.
+func TestConvertProgress(t *testing.T) {
+	setBatch(t, 10)
+	input := strings.Repeat("{\"a\": [1, 2, 3]}\n", 100)
+	spec := filepath.Join(t.TempDir(), "spec")
+	if err := os.WriteFile(spec, []byte(`{"kind":"struct","shape":[100],"fields":[{"name":"a","spec":{"kind":"tensor","dtype":"int64","shape":[100,3]}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	newConvertProgress = func(w io.Writer, size int64) *progress { return &progress{w: w, size: size} }
+	code, out, errs := convertFile(t, input, "--from", "jsonl", "--to", "jsonl", "--spec", spec)
+	newConvertProgress = newProgress
+	if code != 0 || out != strings.Repeat("{\"a\":[1,2,3]}\n", 100) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if !strings.Contains(errs, "] 100% 100 records\n") || strings.Count(errs, "\r[") != 10 {
+		t.Errorf("stderr %q: want a bar redrawn after each of 10 batches, ending at 100%%", errs)
+	}
+
+	// Standard input is not a file of known size: no bar even on a terminal.
+	newConvertProgress = func(w io.Writer, size int64) *progress { return &progress{w: w, size: size} }
+	code, _, errs = convert(t, input, "--from", "jsonl", "--to", "jsonl", "--spec", spec)
+	newConvertProgress = newProgress
+	if code != 0 || errs != "" {
+		t.Errorf("from stdin: exit %d, stderr %q, want no progress", code, errs)
+	}
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	code = run([]string{"convert", "--from", "jsonl", "--to", "jsonl", "--spec", spec, in}, strings.NewReader(""), &stdout, pw)
+	pw.Close()
+	piped, _ := io.ReadAll(pr)
+	if code != 0 || len(piped) != 0 {
+		t.Errorf("stderr a pipe: exit %d, stderr %q, want nothing", code, piped)
+	}
+}
