@@ -8,7 +8,7 @@ export PKG_CONFIG_PATH := $(CURDIR)/build/pkgconfig:$(PKG_CONFIG_PATH)
 # The go build cache does not key on pkg-config output: a define naming the
 # .pc content makes a different TensorFlow (STRUCTTENSOR_TF_DIR) rebuild.
 user_cgo_cppflags := $(CGO_CPPFLAGS)
-export CGO_CPPFLAGS = $(user_cgo_cppflags) -DSTRUCTTENSOR_TF_PC=$(shell cksum < build/pkgconfig/tensorflow.pc 2>/dev/null | cut -d' ' -f1)
+export CGO_CPPFLAGS = $(user_cgo_cppflags) -DSTRUCTTENSOR_TF_PC=$(shell [ -f build/pkgconfig/tensorflow.pc ] && cksum < build/pkgconfig/tensorflow.pc | cut -d' ' -f1)
 
 .PHONY: all setup setup-go setup-tf build demo test vet bench bench-go fmt ops-lib
 
