@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/structtensor/structtensor-go/ops"
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -11,39 +10,6 @@ import (
 
 func init() {
 	registerDemoStep(demoStep{rank: 30, title: "ops: struct2tensor's path ops on the recipes", run: runOpsDemo})
-}
-
-// loadRecipes reads the bundled recipes (JSON lines) with their spec.
-func loadRecipes() (*structtensor.StructTensor, error) {
-	specPath, err := bundledData("recipe/recipes.spec.json")
-	if err != nil {
-		return nil, err
-	}
-	specJSON, err := os.ReadFile(specPath)
-	if err != nil {
-		return nil, err
-	}
-	spec, err := structtensor.UnmarshalSpec(specJSON)
-	if err != nil {
-		return nil, fmt.Errorf("testdata/recipe/recipes.spec.json: %w", err)
-	}
-	path, err := bundledData("recipe/recipes.json")
-	if err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	v, err := structtensor.FromJSONLines(data, spec)
-	if err != nil {
-		return nil, fmt.Errorf("testdata/recipe/recipes.json: %w", err)
-	}
-	st, ok := v.(*structtensor.StructTensor)
-	if !ok {
-		return nil, fmt.Errorf("testdata/recipe/recipes.json: want records, got %v", v.Spec())
-	}
-	return st, nil
 }
 
 // runOpsDemo promotes each recipe's ingredient names to the recipe,

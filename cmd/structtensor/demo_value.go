@@ -15,36 +15,9 @@ func init() {
 // runValueDemo reads the RFC's recipe example (three recipes as JSON
 // lines), prints it, indexes it the way the RFC does, and adds a field.
 func runValueDemo(w io.Writer) error {
-	// The spec gives the RFC's schema: embeddings are dense vectors of 6
-	// floats (inference alone would make them ragged, as TensorFlow's
-	// from_pyval does) and fields keep the RFC's order.
-	specPath, err := bundledData("recipe/recipes.spec.json")
+	st, err := loadRecipes()
 	if err != nil {
 		return err
-	}
-	specJSON, err := os.ReadFile(specPath)
-	if err != nil {
-		return err
-	}
-	spec, err := structtensor.UnmarshalSpec(specJSON)
-	if err != nil {
-		return fmt.Errorf("testdata/recipe/recipes.spec.json: %w", err)
-	}
-	path, err := bundledData("recipe/recipes.json")
-	if err != nil {
-		return err
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	v, err := structtensor.FromJSONLines(data, spec)
-	if err != nil {
-		return fmt.Errorf("testdata/recipe/recipes.json: %w", err)
-	}
-	st, ok := v.(*structtensor.StructTensor)
-	if !ok {
-		return fmt.Errorf("testdata/recipe/recipes.json: want records, got %v", v.Spec())
 	}
 	fmt.Fprintf(w, "%d recipes from testdata/recipe/recipes.json (spec recipes.spec.json), shape %v:\n%v\n\n",
 		st.NumRows(), st.Shape(), st)
@@ -93,4 +66,41 @@ func runValueDemo(w io.Writer) error {
 	fmt.Fprintf(w, "\nwith_updates(recipe.num_ingredients):\n  recipe fields %v\n  st[:, \"recipe\", \"num_ingredients\"]\n    = %v\n",
 		rec.(*structtensor.StructTensor).FieldNames(), got)
 	return nil
+}
+
+// loadRecipes reads the bundled recipes (JSON lines) with their spec, for
+// every demo step that shows them. The spec gives the RFC's schema:
+// embeddings are dense vectors of 6 floats (inference alone would make
+// them ragged, as TensorFlow's from_pyval does) and fields keep the RFC's
+// order.
+func loadRecipes() (*structtensor.StructTensor, error) {
+	specPath, err := bundledData("recipe/recipes.spec.json")
+	if err != nil {
+		return nil, err
+	}
+	specJSON, err := os.ReadFile(specPath)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := structtensor.UnmarshalSpec(specJSON)
+	if err != nil {
+		return nil, fmt.Errorf("testdata/recipe/recipes.spec.json: %w", err)
+	}
+	path, err := bundledData("recipe/recipes.json")
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	v, err := structtensor.FromJSONLines(data, spec)
+	if err != nil {
+		return nil, fmt.Errorf("testdata/recipe/recipes.json: %w", err)
+	}
+	st, ok := v.(*structtensor.StructTensor)
+	if !ok {
+		return nil, fmt.Errorf("testdata/recipe/recipes.json: want records, got %v", v.Spec())
+	}
+	return st, nil
 }
