@@ -824,17 +824,39 @@ struct Decoder {
     T* out = reinterpret_cast<T*>(c.vals.p + c.vals.len);
     size_t k = 0;
     // k < n always holds: each value consumes at least one byte.
+    // Eight bytes at a time: every varint that ends inside the word is
+    // decoded from it, so consecutive values do not wait on each other's
+    // length (the loop-carried dependency is one bit-clear, not a load).
     while (q - p >= 8) {
-      uint64_t v;
-      const uint8_t* r = read_varint8(p, &v);
-      if (__builtin_expect(r == nullptr, 0)) {
-        r = read_varint(p, q, &v);
-        if (!r) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
+      uint64_t w;
+      memcpy(&w, p, 8);
+      uint64_t stop = ~w & 0x8080808080808080ull;
+      if (__builtin_expect(stop == 0, 0)) {
+        // A varint longer than 8 bytes.
+        uint64_t v;
+        p = read_varint(p, q, &v);
+        if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
+        T t = conv(v);
+        memcpy(out + k, &t, sizeof(T));
+        k++;
+        continue;
       }
-      p = r;
-      T t = conv(v);
-      memcpy(out + k, &t, sizeof(T));
-      k++;
+      int start = 0;
+      do {
+        int end = __builtin_ctzll(stop) + 1;
+        uint64_t x = w >> start;
+        int n = end - start;
+        if (n < 64) x &= (uint64_t(1) << n) - 1;
+        x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+        x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+        x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+        T t = conv(x);
+        memcpy(out + k, &t, sizeof(T));
+        k++;
+        start = end;
+        stop &= stop - 1;
+      } while (stop);
+      p += start / 8;
     }
     while (p < q) {
       uint64_t v;
