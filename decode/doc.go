@@ -41,7 +41,10 @@
 // toward strictness: a known field with a wire type its type cannot have
 // is ErrWireType (protobuf would keep it as an unknown field), and nesting
 // is limited to CompileOptions.MaxDepth (100 by default). A missing
-// proto2 required field is ErrRequired unless CompileOptions.FillRequired;
+// proto2 required field is ErrRequired unless CompileOptions.FillRequired
+// (required fields are checked where each occurrence of a message ends, so
+// a singular submessage split in two occurrences must have its required
+// fields in the first one);
 // invalid UTF-8 in a proto3 string is ErrUTF8 unless
 // CompileOptions.AcceptInvalidUTF8. A bad record fails the whole batch
 // with a *RecordError naming the record index, the byte offset inside the
