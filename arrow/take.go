@@ -9,6 +9,10 @@ import (
 // takeRows returns the rows idx of v's outer dimension, in that order,
 // as a new value (copied). It serves null compaction and dictionary
 // decoding, the two places where Arrow data cannot be shared as is.
+//
+// It is not ops.Gather on axis 0, which does the same: that takes int64
+// indices (a conversion of idx, 14% more memory) and was 5-15% slower
+// on compacting a struct (BenchmarkTakeRows).
 func takeRows(v st.Value, idx []int) (st.Value, error) {
 	switch x := v.(type) {
 	case *st.Tensor:
