@@ -187,50 +187,35 @@ func (b *builder) add(x any) error {
 	ok := false
 	switch d := b.data.(type) {
 	case []bool:
-		var v bool
-		if v, ok = x.(bool); ok {
-			b.data = append(d, v)
-		}
+		b.data, ok = appendAs(d, x)
 	case []int32:
-		var v int32
-		if v, ok = x.(int32); ok {
-			b.data = append(d, v)
-		}
+		b.data, ok = appendAs(d, x)
 	case []int64:
-		var v int64
-		if v, ok = x.(int64); ok {
-			b.data = append(d, v)
-		}
+		b.data, ok = appendAs(d, x)
 	case []uint32:
-		var v uint32
-		if v, ok = x.(uint32); ok {
-			b.data = append(d, v)
-		}
+		b.data, ok = appendAs(d, x)
 	case []uint64:
-		var v uint64
-		if v, ok = x.(uint64); ok {
-			b.data = append(d, v)
-		}
+		b.data, ok = appendAs(d, x)
 	case []float32:
-		var v float32
-		if v, ok = x.(float32); ok {
-			b.data = append(d, v)
-		}
+		b.data, ok = appendAs(d, x)
 	case []float64:
-		var v float64
-		if v, ok = x.(float64); ok {
-			b.data = append(d, v)
-		}
+		b.data, ok = appendAs(d, x)
 	default:
-		var v string
-		if v, ok = x.(string); ok {
-			b.strs = append(b.strs, v)
-		}
+		b.strs, ok = appendAs(b.strs, x)
 	}
 	if !ok {
 		return fmt.Errorf("%w: function returned %T, want %v", ErrArgument, x, b.dtype)
 	}
 	return nil
+}
+
+// appendAs appends x to d if x is a T; ok says whether it was.
+func appendAs[T any](d []T, x any) (_ []T, ok bool) {
+	v, ok := x.(T)
+	if ok {
+		d = append(d, v)
+	}
+	return d, ok
 }
 
 func (b *builder) tensor(shape st.Shape) (*st.Tensor, error) {

@@ -146,4 +146,20 @@ func TestMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkValue(t, must[st.Value](t)(out.FieldValue("rev")), `[[2],[3]]`)
+	for _, dt := range []st.DType{st.Bool, st.Int32, st.Int64, st.Uint32, st.Uint64, st.Float32, st.Float64, st.String} {
+		out, err = ops.Map(root, "s", dt, func(args []any) (any, error) {
+			if dt == st.String {
+				return 1.5, nil
+			}
+			return "x", nil
+		}, "a")
+		if !errors.Is(err, ops.ErrArgument) || out != nil {
+			t.Errorf("Map to %v returning the wrong type: %v, %v; want ErrArgument", dt, out, err)
+		}
+	}
+	out, err = ops.Map(root, "s", st.String, func(args []any) (any, error) { return fmt.Sprint(args[0]), nil }, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkValue(t, must[st.Value](t)(out.FieldValue("s")), `[["1","2"],["3"]]`)
 }
