@@ -383,20 +383,12 @@ func (p *jsonParser) array(n *node, d int) *buildError {
 			if e := p.value(n, d+1); e != nil {
 				return e.atIndex(i)
 			}
-			p.skipSpace()
-			if p.pos >= len(p.buf) {
-				return p.syntaxError("unexpected end of input in a list")
-			}
-			c := p.buf[p.pos]
-			p.pos++
-			if c == ']' {
+			if done, e := p.separator(']', "a list"); done || e != nil {
+				if e != nil {
+					return e
+				}
 				break
 			}
-			if c != ',' {
-				p.pos--
-				return p.syntaxError("expected , or ] in a list, got %q", c)
-			}
-			p.skipSpace()
 		}
 	}
 	p.depth--
@@ -442,20 +434,12 @@ func (p *jsonParser) object(n *node, d int) *buildError {
 			if e := p.value(f.node, 0); e != nil {
 				return e.atKey(f.name)
 			}
-			p.skipSpace()
-			if p.pos >= len(p.buf) {
-				return p.syntaxError("unexpected end of input in an object")
-			}
-			c := p.buf[p.pos]
-			p.pos++
-			if c == '}' {
+			if done, e := p.separator('}', "an object"); done || e != nil {
+				if e != nil {
+					return e
+				}
 				break
 			}
-			if c != ',' {
-				p.pos--
-				return p.syntaxError("expected , or } in an object, got %q", c)
-			}
-			p.skipSpace()
 		}
 	}
 	p.depth--
@@ -463,6 +447,26 @@ func (p *jsonParser) object(n *node, d int) *buildError {
 		return at(e, start)
 	}
 	return nil
+}
+
+// separator reads what follows an element of a list or object (in):
+// the closing byte, and done, or a comma and the space after it.
+func (p *jsonParser) separator(closing byte, in string) (done bool, e *buildError) {
+	p.skipSpace()
+	if p.pos >= len(p.buf) {
+		return false, p.syntaxError("unexpected end of input in %s", in)
+	}
+	c := p.buf[p.pos]
+	p.pos++
+	if c == closing {
+		return true, nil
+	}
+	if c != ',' {
+		p.pos--
+		return false, p.syntaxError("expected , or %c in %s, got %q", closing, in, c)
+	}
+	p.skipSpace()
+	return false, nil
 }
 
 // strPlain marks the bytes a string can hold without a closer look: not

@@ -857,3 +857,25 @@ func checkBatches(t *testing.T, data []byte, whole Value) {
 		t.Fatalf("batches give %q, FromJSONLines %q", got, want)
 	}
 }
+
+// TestJSONSeparatorErrors: what may follow an element of a list or an
+// object, and where the error points when it is something else.
+func TestJSONSeparatorErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		`[1 2]`:         "byte offset 3: expected , or ] in a list, got '2'",
+		`[[1],[2]x`:     "byte offset 8: expected , or ] in a list, got 'x'",
+		`[1`:            "byte offset 2: unexpected end of input in a list",
+		`[1 , 2 ,`:      "byte offset 8: at [2]: unexpected end of input",
+		`{"a":1 "b":2}`: `byte offset 7: expected , or } in an object, got '"'`,
+		`{"a":1`:        "byte offset 6: unexpected end of input in an object",
+		`{"a":1 , `:     "byte offset 9: expected a field name in quotes",
+	} {
+		_, err := FromJSON([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("FromJSON(%s) = %v, want an error with %q", in, err, want)
+		}
+	}
+	if v, err := FromJSON([]byte(` [ 1 , 2 ] `)); err != nil || v.NumRows() != 2 {
+		t.Errorf("spaces around commas: %v, %v", v, err)
+	}
+}
