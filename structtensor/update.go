@@ -164,9 +164,19 @@ func (st *StructTensor) withFields(fields []Field) *StructTensor {
 // joined by "."). The rest is shared, not copied. Removing a field that
 // does not exist is an error wrapping ErrNoField.
 func (st *StructTensor) Without(paths ...string) (*StructTensor, error) {
+	return st.WithoutPaths(splitPaths(paths)...)
+}
+
+// WithoutPaths is Without with each path given as its names
+// ([]string{"recipe", "step"}), as Update.Path and FieldValue take them.
+// An empty path is an error wrapping ErrFieldName.
+func (st *StructTensor) WithoutPaths(paths ...[]string) (*StructTensor, error) {
+	if err := checkPaths(paths); err != nil {
+		return nil, fmt.Errorf("Without: %w", err)
+	}
 	cur := st
 	for _, p := range paths {
-		next, err := cur.withUpdate(strings.Split(p, "."), nil, nil)
+		next, err := cur.withUpdate(p, nil, nil)
 		if err != nil {
 			return nil, fmt.Errorf("Without: %w", err)
 		}
@@ -182,16 +192,41 @@ func (st *StructTensor) Without(paths ...string) (*StructTensor, error) {
 // fields are shared, not copied. A path that does not exist is an error
 // wrapping ErrNoField.
 func (st *StructTensor) WithOnly(paths ...string) (*StructTensor, error) {
-	split := make([][]string, len(paths))
-	for i, p := range paths {
-		split[i] = strings.Split(p, ".")
+	return st.WithOnlyPaths(splitPaths(paths)...)
+}
+
+// WithOnlyPaths is WithOnly with each path given as its names
+// ([]string{"recipe", "title"}), as Update.Path and FieldValue take them.
+// An empty path is an error wrapping ErrFieldName.
+func (st *StructTensor) WithOnlyPaths(paths ...[]string) (*StructTensor, error) {
+	if err := checkPaths(paths); err != nil {
+		return nil, fmt.Errorf("WithOnly: %w", err)
 	}
-	res, err := st.withOnly(split, nil)
+	res, err := st.withOnly(paths, nil)
 	if err != nil {
 		return nil, fmt.Errorf("WithOnly: %w", err)
 	}
 	checkInvariants(res)
 	return res, nil
+}
+
+// splitPaths splits dotted paths into their names.
+func splitPaths(dotted []string) [][]string {
+	split := make([][]string, len(dotted))
+	for i, p := range dotted {
+		split[i] = strings.Split(p, ".")
+	}
+	return split
+}
+
+// checkPaths rejects an empty path, which names no field.
+func checkPaths(paths [][]string) error {
+	for i, p := range paths {
+		if len(p) == 0 {
+			return fmt.Errorf("%w: path %d is empty", ErrFieldName, i)
+		}
+	}
+	return nil
 }
 
 func (st *StructTensor) withOnly(paths [][]string, done []string) (*StructTensor, error) {

@@ -209,4 +209,23 @@ func TestWithoutWithOnly(t *testing.T) {
 	if err != nil || empty.NumFields() != 0 || empty.Rank() != 0 {
 		t.Errorf("WithOnly() = %v, %v", empty, err)
 	}
+
+	// The []string forms take the same paths as names.
+	woPaths, err := st.WithoutPaths([]string{"user_embedding"}, []string{"recipe", "step"}, []string{"recipe", "user_rating", "score"})
+	if err != nil || !Equal(woPaths, wo) {
+		t.Errorf("WithoutPaths = %v, %v; want %v", woPaths, err, wo)
+	}
+	onlyPaths, err := st.WithOnlyPaths([]string{"recipe", "ingredients"}, []string{"recipe", "title"}, []string{"recipe", "user_rating", "score"})
+	if err != nil || !Equal(onlyPaths, only) {
+		t.Errorf("WithOnlyPaths = %v, %v; want %v", onlyPaths, err, only)
+	}
+	if _, err := st.WithoutPaths([]string{"recipe", "nope"}); !errors.Is(err, ErrNoField) || !strings.Contains(err.Error(), `"recipe.nope"`) {
+		t.Errorf("WithoutPaths(recipe, nope): err = %v", err)
+	}
+	if _, err := st.WithoutPaths([]string{"recipe"}, []string{}); !errors.Is(err, ErrFieldName) {
+		t.Errorf("WithoutPaths with an empty path: err = %v, want ErrFieldName", err)
+	}
+	if _, err := st.WithOnlyPaths(nil); !errors.Is(err, ErrFieldName) {
+		t.Errorf("WithOnlyPaths with an empty path: err = %v, want ErrFieldName", err)
+	}
 }
