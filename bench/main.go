@@ -43,7 +43,7 @@ func main() {
 		decodersFlag = flag.String("decoders", "", "comma-separated decoders to run (default: every registered decoder)")
 		mb           = flag.Float64("mb", 32, "size of each dataset in MB (1e6 bytes of serialized records)")
 		seed         = flag.Uint64("seed", 1, "seed of the dataset generator")
-		minTime      = flag.Duration("min-time", 1500*time.Millisecond, "process CPU time each decoder is timed for, at least")
+		minTime      = flag.Duration("min-time", time.Second, "process CPU time each decoder is timed for, at least")
 		minIters     = flag.Int("min-iters", 2, "timed decodes per decoder, at least")
 		dir          = flag.String("dir", "", "directory for the dataset files (default: a temporary directory, removed at exit)")
 		descPath     = flag.String("descriptors", "", "FileDescriptorSet of the schemas (default: <module root>/"+descriptorSetPath+")")
