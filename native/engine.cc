@@ -463,16 +463,10 @@ __attribute__((noinline)) const uint8_t* read_varint_slow(const uint8_t* p, cons
   return nullptr;
 }
 
-__attribute__((always_inline)) inline const uint8_t* read_varint(const uint8_t* p, const uint8_t* end, uint64_t* out) {
-  if (end - p < 10) {
-    if (p < end && *p < 0x80) {
-      *out = *p;
-      return p + 1;
-    }
-    return read_varint_slow(p, end, out);
-  }
-  // At least 10 bytes: no bounds checks. Each step adds the next byte
-  // shifted into place minus its continuation bit (the (b - 1) trick: the
+// read_varint_unrolled decodes a varint from p, which must have at least
+// 10 readable bytes: no bounds checks.
+__attribute__((always_inline)) inline const uint8_t* read_varint_unrolled(const uint8_t* p, uint64_t* out) {
+  // Each step adds the next byte shifted into place minus its continuation bit (the (b - 1) trick: the
   // previous byte's 0x80 was added one step earlier at this position).
   uint64_t res = p[0];
   if (res < 0x80) {
@@ -532,6 +526,34 @@ __attribute__((always_inline)) inline const uint8_t* read_varint(const uint8_t* 
   res += (b - 1) << 63;
   *out = res;
   return p + 10;
+}
+
+__attribute__((always_inline)) inline const uint8_t* read_varint(const uint8_t* p, const uint8_t* end, uint64_t* out) {
+  if (end - p < 10) {
+    if (p < end && *p < 0x80) {
+      *out = *p;
+      return p + 1;
+    }
+    return read_varint_slow(p, end, out);
+  }
+  return read_varint_unrolled(p, out);
+}
+
+// read_varint_lim is read_varint for a varint that must end by end while
+// the bytes up to limit (the end of the record) may be read: near the end
+// of a small message the unrolled decoder still applies, and a varint
+// running past end is truncated.
+__attribute__((always_inline)) inline const uint8_t* read_varint_lim(const uint8_t* p, const uint8_t* end, const uint8_t* limit,
+                                                                     uint64_t* out) {
+  if (p < end && *p < 0x80) {
+    *out = *p;
+    return p + 1;
+  }
+  if (limit - p >= 10) {
+    const uint8_t* r = read_varint_unrolled(p, out);
+    return r && r <= end ? r : nullptr;
+  }
+  return read_varint_slow(p, end, out);
 }
 
 // read_varint8 decodes a varint of at most 8 bytes without branching on
@@ -636,6 +658,7 @@ struct Decoder {
   int64_t err_offset = -1;
   std::string err_msg;
   const uint8_t* rec_start = nullptr;
+  const uint8_t* rec_end = nullptr;  // reads may look ahead up to here
 
   explicit Decoder(const st_plan* pl) : plan(pl), cols(pl->col_dtype.size()), parts(size_t(pl->nparts)), counts(pl->nodes.size()) {
     for (size_t i = 0; i < cols.size(); i++) {
@@ -827,12 +850,25 @@ struct Decoder {
     // Eight bytes at a time: every varint that ends inside the word is
     // decoded from it, so consecutive values do not wait on each other's
     // length (the loop-carried dependency is one bit-clear, not a load).
-    while (q - p >= 8) {
+    // The word may reach past the run (not past the record): terminators
+    // beyond the run are masked off.
+    while (p < q) {
+      if (rec_end - p < 8) {
+        uint64_t v;
+        p = read_varint(p, q, &v);
+        if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
+        T t = conv(v);
+        memcpy(out + k, &t, sizeof(T));
+        k++;
+        continue;
+      }
       uint64_t w;
       memcpy(&w, p, 8);
       uint64_t stop = ~w & 0x8080808080808080ull;
+      size_t avail = size_t(q - p);
+      if (avail < 8) stop &= (uint64_t(1) << (avail * 8)) - 1;
       if (__builtin_expect(stop == 0, 0)) {
-        // A varint longer than 8 bytes.
+        // A varint longer than 8 bytes, or one the run cuts short.
         uint64_t v;
         p = read_varint(p, q, &v);
         if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
@@ -857,14 +893,6 @@ struct Decoder {
         stop &= stop - 1;
       } while (stop);
       p += start / 8;
-    }
-    while (p < q) {
-      uint64_t v;
-      p = read_varint(p, q, &v);
-      if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
-      T t = conv(v);
-      memcpy(out + k, &t, sizeof(T));
-      k++;
     }
     c.vals.len += k * sizeof(T);
     c.n += int64_t(k);
@@ -915,7 +943,7 @@ struct Decoder {
       }
       {
       uint64_t tag;
-      p = read_varint(p, end, &tag);
+      p = read_varint_lim(p, end, rec_end, &tag);
       if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated tag", np.path);
       if ((tag >> 3) == 0 || (tag >> 3) > kMaxFieldNumber) return fail(ST_ERR_MALFORMED, fs, "invalid field number", np.path);
       num = tag >> 3;
@@ -944,7 +972,7 @@ struct Decoder {
       if (wt != f.wire) {
         if (wt == W_LEN && f.mode == M_REPEATED && !f.message && f.dtype != ST_STRING) {
           uint64_t len;
-          p = read_varint(p, end, &len);
+          p = read_varint_lim(p, end, rec_end, &len);
           if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
           p = packed(f, p, p + len, fs);
           if (!p) return nullptr;
@@ -955,27 +983,27 @@ struct Decoder {
       uint64_t v;
       switch (f.type) {
         case T_INT64: case T_UINT64:
-          p = read_varint(p, end, &v);
+          p = read_varint_lim(p, end, rec_end, &v);
           if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
           put<uint64_t>(f, node, v);
           break;
         case T_INT32: case T_UINT32: case T_ENUM:
-          p = read_varint(p, end, &v);
+          p = read_varint_lim(p, end, rec_end, &v);
           if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
           put<uint32_t>(f, node, uint32_t(v));
           break;
         case T_SINT32:
-          p = read_varint(p, end, &v);
+          p = read_varint_lim(p, end, rec_end, &v);
           if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
           put<int32_t>(f, node, zigzag32(v));
           break;
         case T_SINT64:
-          p = read_varint(p, end, &v);
+          p = read_varint_lim(p, end, rec_end, &v);
           if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
           put<int64_t>(f, node, zigzag64(v));
           break;
         case T_BOOL:
-          p = read_varint(p, end, &v);
+          p = read_varint_lim(p, end, rec_end, &v);
           if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
           put<uint8_t>(f, node, v != 0);
           break;
@@ -997,7 +1025,7 @@ struct Decoder {
         }
         case T_STRING: case T_BYTES: {
           uint64_t len;
-          p = read_varint(p, end, &len);
+          p = read_varint_lim(p, end, rec_end, &len);
           if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
           if (f.validate_utf8 && !valid_utf8(p, size_t(len))) return fail(ST_ERR_UTF8, fs, "invalid UTF-8 in string", f.cold->path);
           Column& c = cols[size_t(f.column)];
@@ -1015,7 +1043,7 @@ struct Decoder {
             if (!end_element(f.child, fs)) return nullptr;
           } else {
             uint64_t len;
-            p = read_varint(p, end, &len);
+            p = read_varint_lim(p, end, rec_end, &len);
             if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
             const uint8_t* q = p + len;
             if (!parse_message(f.child, p, q, depth + 1, 0)) return nullptr;
@@ -1046,6 +1074,7 @@ struct Decoder {
       static const uint8_t empty[1] = {0};
       if (!rec) rec = empty;  // a zero-length record may come with a null pointer
       rec_start = rec;
+      rec_end = rec + len;
       if (!parse_message(0, rec, rec + len, 0, 0) || !end_element(0, rec + len)) {
         err_record = i;
         return;
