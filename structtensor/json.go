@@ -192,6 +192,20 @@ func (jr *JSONLinesReader) Read(max int) (Value, error) {
 	return v, nil
 }
 
+// ReadInferred is Read with the batch's spec inferred from its own
+// records alone, whatever spec the reader has (which it neither uses nor
+// sets). A caller that finds every batch inferring one spec knows that
+// FromJSONLines of the whole input infers it too, where batches read
+// with the first batch's spec may hold values the whole input would
+// type otherwise (integers in lists that were all empty in the first
+// batch read as float32).
+func (jr *JSONLinesReader) ReadInferred(max int) (Value, error) {
+	spec := jr.spec
+	jr.spec = nil
+	defer func() { jr.spec = spec }()
+	return jr.Read(max)
+}
+
 func (jr *JSONLinesReader) parse() (Value, error) {
 	var spec []Spec
 	if jr.spec != nil {

@@ -784,6 +784,53 @@ func TestJSONLinesReader(t *testing.T) {
 	}
 }
 
+// ReadInferred types each batch by its own records, where Read types
+// later batches by the first.
+func TestJSONLinesReaderReadInferred(t *testing.T) {
+	data := "{\"a\": []}\n{\"a\": []}\n{\"a\": [1, 2]}\n{\"a\": [3]}\n"
+	dtypes := func(read func(*JSONLinesReader, int) (Value, error)) []string {
+		jr, err := NewJSONLinesReader(strings.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for {
+			v, err := read(jr, 2)
+			if err == io.EOF {
+				return got
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := v.(*StructTensor).FieldValue("a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, a.(*Ragged).Values().DType().String())
+		}
+	}
+	if got := strings.Join(dtypes((*JSONLinesReader).Read), " "); got != "float32 float32" {
+		t.Errorf("Read: dtypes %s, want float32 float32", got)
+	}
+	if got := strings.Join(dtypes((*JSONLinesReader).ReadInferred), " "); got != "float32 int64" {
+		t.Errorf("ReadInferred: dtypes %s, want float32 int64", got)
+	}
+
+	// A reader's own spec is neither used nor changed.
+	spec := &StructSpec{Shape: Shape{Unknown}, Fields: []FieldSpec{{Name: "a", Spec: &RaggedSpec{DType: Float64, Shape: Shape{Unknown, Unknown}, RaggedRank: 1}}}}
+	jr, err := NewJSONLinesReader(strings.NewReader("{\"a\": [1]}\n"), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := jr.ReadInferred(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := v.(*StructTensor).FieldValue("a"); a.(*Ragged).Values().DType() != Int64 || jr.Spec() != Spec(spec) {
+		t.Errorf("ReadInferred with a spec: %v, reader spec %v", v.Spec(), jr.Spec())
+	}
+}
+
 func TestJSONLinesReaderErrors(t *testing.T) {
 	// A bad record in a later batch is reported at its place in the whole
 	// input, as FromJSONLines reports it.

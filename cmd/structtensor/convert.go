@@ -26,11 +26,11 @@ type format struct {
 	readSpec func(io.Reader, structtensor.Spec) (structtensor.Value, error)
 	// write writes one value; nil if the format cannot be written.
 	write func(io.Writer, structtensor.Value) error
-	// stream reads the input of a spec in batches, calling batch after
-	// each with the records read so far, and returns them as one value;
-	// nil if the format is only read whole. Whenever it succeeds, its
-	// result must be what readSpec returns; convert falls back on
-	// readSpec after any error (see readStream).
+	// stream reads the input in batches, calling batch after each with
+	// the records read so far, and returns them as one value; nil if the
+	// format is only read whole. Whenever it succeeds, its result must be
+	// what readSpec (spec != nil) or read returns; convert falls back on
+	// those after any error (see readStream).
 	stream func(r io.Reader, spec structtensor.Spec, batch func(records int64)) (structtensor.Value, error)
 }
 
@@ -172,17 +172,11 @@ func runConvert(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 }
 
 // readInput reads the value r holds in format in (with spec, if not nil).
-// A regular file (named, or redirected to standard input) read with a
-// spec is streamed if the format can be, with a progress bar on stderr
-// when that is a terminal; anything else is read whole.
-//
-// Without a spec there is no streaming: the spec inferred from a first
-// batch is not always the one inferred from the whole input, and a later
-// record can fit the first without making the same value (lists all
-// empty in the first batch infer float32, and later integers read as
-// floats where the whole read infers int64).
+// A regular file (named, or redirected to standard input) is streamed if
+// the format can be, with a progress bar on stderr when that is a
+// terminal; anything else is read whole.
 func readInput(in *format, r io.Reader, spec structtensor.Spec, stderr io.Writer) (structtensor.Value, error) {
-	if f, ok := r.(*os.File); ok && in.stream != nil && spec != nil {
+	if f, ok := r.(*os.File); ok && in.stream != nil {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 			return readStream(in, f, fi.Size(), spec, stderr)
 		}
@@ -202,10 +196,12 @@ func readWhole(in *format, r io.Reader, spec structtensor.Spec) (structtensor.Va
 var newConvertProgress = newProgress
 
 // readStream streams the regular file f of size bytes, from where it is.
-// The errors of a streamed read are worded from a batch's view (a spec
-// with the wrong number of records is found only at the end), so after
-// any error readStream reads f again whole, and it is that read's value
-// or error that convert reports: the output is the same as a whole read's.
+// A streamed read can fail where the whole read succeeds (without a spec,
+// when batches infer different specs) and its errors are worded from a
+// batch's view (a spec with the wrong number of records is found only at
+// the end), so after any error readStream reads f again whole, and it is
+// that read's value or error that convert reports: the output is the
+// same as a whole read's.
 func readStream(in *format, f *os.File, size int64, spec structtensor.Spec, stderr io.Writer) (structtensor.Value, error) {
 	start, err := f.Seek(0, io.SeekCurrent)
 	if err != nil {
@@ -228,22 +224,42 @@ func readStream(in *format, f *os.File, size int64, spec structtensor.Spec, stde
 // JSON-lines file: memory holds one batch's text, not the whole file's.
 var jsonlBatchRecords = 4096
 
+// streamJSONLines reads JSON lines in batches of jsonlBatchRecords. With
+// a spec, every batch is read with it (dimension 0 left free) and the
+// whole is checked against it at the end. Without one, each batch's spec
+// is inferred from its records alone (ReadInferred) and must be the first
+// batch's: the whole input then infers that spec too. Reading later
+// batches with the first batch's spec instead would accept records the
+// whole read types otherwise (integers in lists all empty in the first
+// batch would be float32, where the whole read infers int64).
 func streamJSONLines(r io.Reader, spec structtensor.Spec, batch func(int64)) (structtensor.Value, error) {
-	// Each batch has its own number of rows; the whole is checked against
-	// spec below.
-	jr, err := structtensor.NewJSONLinesReader(r, structtensor.AnyRows(spec))
+	var specs []structtensor.Spec
+	read := (*structtensor.JSONLinesReader).ReadInferred
+	if spec != nil {
+		specs = append(specs, structtensor.AnyRows(spec))
+		read = (*structtensor.JSONLinesReader).Read
+	}
+	jr, err := structtensor.NewJSONLinesReader(r, specs...)
 	if err != nil {
 		return nil, err
 	}
 	var batches []structtensor.Value
+	var first structtensor.Spec
 	var records int64
 	for {
-		v, err := jr.Read(jsonlBatchRecords)
+		v, err := read(jr, jsonlBatchRecords)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return nil, err
+		}
+		if spec == nil {
+			if first == nil {
+				first = structtensor.AnyRows(v.Spec())
+			} else if s := structtensor.AnyRows(v.Spec()); !s.Equal(first) {
+				return nil, fmt.Errorf("%w: records %d.. infer %v, the first batch %v", errSpecChanged, records, s, first)
+			}
 		}
 		batches = append(batches, v)
 		records += int64(v.NumRows())
@@ -259,15 +275,18 @@ func streamJSONLines(r io.Reader, spec structtensor.Spec, batch func(int64)) (st
 			return nil, err
 		}
 	}
-	if !spec.IsCompatibleWith(v.Spec()) {
+	if spec != nil && !spec.IsCompatibleWith(v.Spec()) {
 		return nil, fmt.Errorf("%w: read %v, want %v", structtensor.ErrSpec, v.Spec(), spec)
 	}
 	return v, nil
 }
 
-// errNoRecords sends an empty JSON-lines file to the whole read, which
-// decides what it is.
-var errNoRecords = errors.New("no records")
+// errNoRecords and errSpecChanged send a JSON-lines file to the whole
+// read, which decides what it is.
+var (
+	errNoRecords   = errors.New("no records")
+	errSpecChanged = errors.New("batches infer different specs")
+)
 
 // writeFileAtomic writes path through a temporary file in the same
 // directory, renamed into place only once everything was written, so that

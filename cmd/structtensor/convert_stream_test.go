@@ -29,9 +29,10 @@ func setBatch(t *testing.T, n int) {
 	t.Cleanup(func() { jsonlBatchRecords = old })
 }
 
-// A JSON-lines file read with a spec is streamed, and converts to exactly
-// what the whole read of the same bytes (from standard input, which is
-// not streamed) gives, errors included.
+// A JSON-lines file is streamed, and converts to exactly what the whole
+// read of the same bytes (from standard input, which is not streamed)
+// gives, errors included, with or without a spec: where the first batch
+// does not show the types of later ones, too.
 func TestConvertStreamsJSONLines(t *testing.T) {
 	setBatch(t, 2)
 	var many strings.Builder
@@ -65,9 +66,23 @@ func TestConvertStreamsJSONLines(t *testing.T) {
 		{"bad record in a later batch", "{\"a\": [1]}\n{\"a\": [2]}\n{\"a\": [3]}\n{\"a\": [\"x\"]}\n", anyRows, "jsonl"},
 		{"unknown field in a later batch", "{\"a\": [1]}\n{\"a\": [2]}\n{\"a\": [3], \"b\": 1}\n", anyRows, "jsonl"},
 		{"syntax error in a later batch", "{\"a\": [1]}\n{\"a\": [2]}\n{\"a\": [3]}\n{\"a\": \n", anyRows, "jsonl"},
+		{"no spec: many records", many.String(), "", "jsonl"},
+		{"no spec: many records to spec", many.String(), "", "spec"},
+		{"no spec: field appears later", "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3, \"b\": \"x\"}\n", "", "jsonl"},
+		{"no spec: fields in another order later", "{\"a\": 1, \"b\": 1}\n{\"a\": 2, \"b\": 1}\n{\"b\": 3, \"a\": 1}\n", "", "jsonl"},
+		{"no spec: int then float", "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3.5}\n", "", "spec"},
+		{"no spec: float then int", "{\"a\": 1.5}\n{\"a\": 2.5}\n{\"a\": 3}\n", "", "jsonl"},
+		{"no spec: empty lists first", "{\"a\": []}\n{\"a\": []}\n{\"a\": [1, 2]}\n", "", "spec"},
+		{"no spec: same lengths first", "{\"a\": [1, 2]}\n{\"a\": [3, 4]}\n{\"a\": [5]}\n", "", "spec"},
+		{"no spec: empty", "", "", "jsonl"},
+		{"no spec: bad record in a later batch", "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n{\"a\": \"x\"}\n", "", "jsonl"},
+		{"no spec: syntax error in a later batch", "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n{\"a\": \n", "", "jsonl"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := []string{"--from", "jsonl", "--to", tc.to, "--spec", tc.spec}
+			args := []string{"--from", "jsonl", "--to", tc.to}
+			if tc.spec != "" {
+				args = append(args, "--spec", tc.spec)
+			}
 			wantCode, wantOut, wantErr := convert(t, tc.input, args...)
 			code, out, errs := convertFile(t, tc.input, args...)
 			// Errors name the input: stdin for the whole read.
@@ -99,6 +114,12 @@ func TestConvertProgress(t *testing.T) {
 	}
 	if !strings.Contains(errs, "] 100% 100 records\n") || strings.Count(errs, "\r[") != 10 {
 		t.Errorf("stderr %q: want a bar redrawn after each of 10 batches, ending at 100%%", errs)
+	}
+	newConvertProgress = func(w io.Writer, size int64) *progress { return &progress{w: w, size: size} }
+	code, _, errs = convertFile(t, input, "--from", "jsonl", "--to", "jsonl")
+	newConvertProgress = newProgress
+	if code != 0 || !strings.Contains(errs, "] 100% 100 records\n") || strings.Count(errs, "\r[") != 10 {
+		t.Errorf("without a spec: exit %d, stderr %q: want a bar redrawn after each of 10 batches", code, errs)
 	}
 
 	// Standard input is not a file of known size: no bar even on a terminal.
