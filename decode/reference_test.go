@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 	"pgregory.net/rapid"
 )
@@ -351,5 +350,3 @@ func genScalar(t *rapid.T, fd protoreflect.FieldDescriptor) protoreflect.Value {
 	}
 	panic(fmt.Sprintf("kind %v", fd.Kind()))
 }
-
-var _ = protoregistry.GlobalFiles
