@@ -165,7 +165,10 @@ func (jr *JSONLinesReader) Read(max int) (Value, error) {
 		}
 		if len(jr.buf) > start {
 			lines++
-			if len(bytes.TrimSpace(jr.buf[start:])) > 0 {
+			// JSON's spaces only: a line of other white space (a
+			// vertical tab) is a record, which fails as FromJSONLines
+			// fails on it, not a blank line to drop.
+			if len(bytes.Trim(jr.buf[start:], jsonSpace)) > 0 {
 				nrec++
 			}
 		}
@@ -313,6 +316,9 @@ func at(e *buildError, off int) *buildError {
 	}
 	return e
 }
+
+// jsonSpace is the white space JSON allows between tokens.
+const jsonSpace = " \n\t\r"
 
 func (p *jsonParser) skipSpace() {
 	for p.pos < len(p.buf) {

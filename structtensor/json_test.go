@@ -480,6 +480,7 @@ func FuzzFromJSONLines(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkWithSpecs(t, data, FromJSONLines)
 		v, err := FromJSONLines(data)
+		checkInferredBatches(t, data, v, err)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error spans lines: %q", err)
@@ -905,6 +906,50 @@ func checkBatches(t *testing.T, data []byte, whole Value) {
 	}
 }
 
+// checkInferredBatches checks what convert's streaming relies on: if
+// every batch, its spec inferred alone (ReadInferred), infers the same
+// spec, FromJSONLines of the whole input (whole, err) infers it too and
+// reads the same records.
+func checkInferredBatches(t *testing.T, data []byte, whole Value, wholeErr error) {
+	jr, err := NewJSONLinesReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first Spec
+	var got []byte
+	for {
+		v, err := jr.ReadInferred(2)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return
+		}
+		if first == nil {
+			first = AnyRows(v.Spec())
+		} else if !AnyRows(v.Spec()).Equal(first) {
+			return
+		}
+		b, err := ToJSONLines(v)
+		if err != nil {
+			return // not writable as JSON lines (a rank-0 field, ...)
+		}
+		got = append(got, b...)
+	}
+	if first == nil {
+		return
+	}
+	if wholeErr != nil {
+		t.Fatalf("every batch infers %v, the whole input fails: %v", first, wholeErr)
+	}
+	if !AnyRows(whole.Spec()).Equal(first) {
+		t.Fatalf("every batch infers %v, the whole input %v", first, whole.Spec())
+	}
+	if want, err := ToJSONLines(whole); err == nil && !bytes.Equal(got, want) {
+		t.Fatalf("batches give %q, FromJSONLines %q", got, want)
+	}
+}
+
 // TestJSONSeparatorErrors: what may follow an element of a list or an
 // object, and where the error points when it is something else.
 func TestJSONSeparatorErrors(t *testing.T) {
@@ -924,5 +969,31 @@ func TestJSONSeparatorErrors(t *testing.T) {
 	}
 	if v, err := FromJSON([]byte(` [ 1 , 2 ] `)); err != nil || v.NumRows() != 2 {
 		t.Errorf("spaces around commas: %v, %v", v, err)
+	}
+}
+
+// A line of white space JSON does not allow (a vertical tab) after the
+// last record is an error for the reader, as for FromJSONLines, not a
+// blank line.
+func TestJSONLinesReaderOtherWhiteSpace(t *testing.T) {
+	data := []byte("0\n0\n\v\n")
+	if _, err := FromJSONLines(data); err == nil {
+		t.Fatal("FromJSONLines accepted a vertical tab")
+	}
+	jr, err := NewJSONLinesReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, err := jr.Read(2)
+		if err == io.EOF {
+			t.Fatal("the reader dropped the line with a vertical tab")
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), "line 3") {
+				t.Errorf("error %q does not name line 3", err)
+			}
+			break
+		}
 	}
 }
