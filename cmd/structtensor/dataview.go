@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/structtensor/structtensor-go/decode"
-	"github.com/structtensor/structtensor-go/ops"
 	"github.com/structtensor/structtensor-go/savedmodel"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfrecord"
@@ -107,7 +106,7 @@ func runDataViewRun(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	fs.SetOutput(stderr)
 	framing := fs.String("input-format", "tfrecord", "record framing: tfrecord or delimited")
 	compression := fs.String("compression", "auto", "input compression: auto, none, gzip or zlib")
-	to := fs.String("to", "json", "output: spec, "+strings.Join(writerNames(), ", "))
+	out := addRecordOutputFlags(fs)
 	batch := fs.Int("batch", 8192, "records per TensorFlow run")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, dataViewUsage)
@@ -128,12 +127,8 @@ func runDataViewRun(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	if *batch <= 0 {
 		return fmt.Errorf("--batch must be positive, got %d", *batch)
 	}
-	var write func(io.Writer, *structtensor.StructTensor) error
-	if *to != "spec" {
-		var ok bool
-		if write, ok = decodeWriters[*to]; !ok {
-			return fmt.Errorf("unknown --to %q (want spec, %s)", *to, strings.Join(writerNames(), ", "))
-		}
+	if err := out.check(); err != nil {
+		return err
 	}
 	comp, err := tfrecord.ParseCompression(*compression)
 	if err != nil {
@@ -144,9 +139,8 @@ func runDataViewRun(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		return err
 	}
 	defer dv.Close()
-	if *to == "spec" {
-		_, err := fmt.Fprintln(stdout, dv.Spec())
-		return err
+	if out.isSpec() {
+		return out.writeSpec(stdout, dv.Spec())
 	}
 
 	in, size := stdin, int64(-1)
@@ -198,20 +192,5 @@ func runDataViewRun(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		progress.update(records, counter.n)
 	}
 	progress.done()
-	var all *structtensor.StructTensor
-	switch len(batches) {
-	case 0:
-		if all, err = dv.Decode(nil); err != nil {
-			return err
-		}
-	case 1:
-		all = batches[0].(*structtensor.StructTensor)
-	default:
-		v, err := ops.Concat(batches, 0)
-		if err != nil {
-			return err
-		}
-		all = v.(*structtensor.StructTensor)
-	}
-	return write(stdout, all)
+	return out.writeBatches(stdout, batches, func() (*structtensor.StructTensor, error) { return dv.Decode(nil) })
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/structtensor/structtensor-go/decode"
-	"github.com/structtensor/structtensor-go/ops"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfrecord"
 )
@@ -56,7 +55,7 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs.Var(&paths, "path", "field path to project, struct2tensor syntax (repeatable; default every field)")
 	framing := fs.String("input-format", "tfrecord", "record framing: tfrecord or delimited")
 	compression := fs.String("compression", "auto", "input compression: auto, none, gzip or zlib")
-	to := fs.String("to", "json", "output: spec, "+strings.Join(writerNames(), ", "))
+	out := addRecordOutputFlags(fs)
 	threads := fs.Int("threads", 0, "decode threads (0: all cores)")
 	batch := fs.Int("batch", 8192, "records per decoded batch")
 	fill := fs.Bool("fill-required", false, "decode missing proto2 required fields as their defaults")
@@ -99,13 +98,11 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *to == "spec" {
-		_, err := fmt.Fprintln(stdout, plan.Spec())
-		return err
+	if out.isSpec() {
+		return out.writeSpec(stdout, plan.Spec())
 	}
-	write, ok := decodeWriters[*to]
-	if !ok {
-		return fmt.Errorf("unknown --to %q (want spec, %s)", *to, strings.Join(writerNames(), ", "))
+	if err := out.check(); err != nil {
+		return err
 	}
 	opts := decode.StreamOptions{BatchSize: *batch, Threads: *threads}
 	switch *framing {
@@ -149,23 +146,7 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		progress.update(stream.Records(), counter.n)
 	}
 	progress.done()
-	var all *structtensor.StructTensor
-	switch len(batches) {
-	case 0:
-		all, err = plan.Decode(nil)
-		if err != nil {
-			return err
-		}
-	case 1:
-		all = batches[0].(*structtensor.StructTensor)
-	default:
-		v, err := ops.Concat(batches, 0)
-		if err != nil {
-			return err
-		}
-		all = v.(*structtensor.StructTensor)
-	}
-	return write(stdout, all)
+	return out.writeBatches(stdout, batches, func() (*structtensor.StructTensor, error) { return plan.Decode(nil) })
 }
 
 func writerNames() []string {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfrecord"
 )
 
@@ -54,13 +55,50 @@ func TestDecodeCommand(t *testing.T) {
 	}
 }
 
+// TestDecodeCommandOutputFile checks -o: the file holds what stdout would,
+// and a failed decode leaves no file behind.
+func TestDecodeCommandOutputFile(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"decode", "--descriptor-set", "../../testdata/proto/testdata.pb",
+		"--message", "structtensor.testdata.recipe.Recipe", "--to", "jsonl"}
+	var want, out, errb bytes.Buffer
+	if code := run(append(args, "../../testdata/decode/recipes.tfrecord"), nil, &want, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	path := filepath.Join(dir, "recipes.jsonl")
+	if code := run(append(args, "-o", path, "../../testdata/decode/recipes.tfrecord"), nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(got, want.Bytes()) || out.Len() != 0 {
+		t.Fatalf("-o file %q (%v), stdout %q; want %q", got, err, out.String(), want.String())
+	}
+
+	var in bytes.Buffer
+	w := tfrecord.NewDelimitedWriter(&in)
+	_ = w.Write([]byte{0x0a, 0x05, 'x'})
+	_ = w.Close()
+	bad := filepath.Join(dir, "bad.jsonl")
+	if code := run(append(args, "--input-format", "delimited", "-o", bad, "-"), &in, &out, &errb); code == 0 {
+		t.Fatal("a malformed record decoded without error")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("files left after a failed decode: %v", entries)
+	}
+}
+
 func TestDecodeCommandProtoFiles(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
 	code := run([]string{"decode", "--proto", "recipe.proto", "-I", "../../testdata/proto",
 		"--message", "structtensor.testdata.recipe.Recipe", "--to", "spec"}, nil, &out, &errb)
-	if code != 0 || !strings.HasPrefix(out.String(), "StructSpec([None], {title: TensorSpec([None], string)") {
+	if code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
+	}
+	// --to spec writes the JSON form that convert --spec reads.
+	spec, err := structtensor.UnmarshalSpec(out.Bytes())
+	if err != nil || !strings.HasPrefix(spec.String(), "StructSpec([None], {title: TensorSpec([None], string)") {
+		t.Fatalf("spec %v (%v) from %s", spec, err, out.String())
 	}
 	// An unknown path names the fields that exist.
 	errb.Reset()
