@@ -137,7 +137,7 @@ func (o FromArrowOptions) convertRows(arr arrow.Array, path string, keep []int) 
 	if err != nil || keep == nil {
 		return v, err
 	}
-	return takeRows(v, keep)
+	return st.TakeRows(v, keep)
 }
 
 // convertAll converts every row of arr, ignoring its validity bitmap.
@@ -320,7 +320,7 @@ func (o FromArrowOptions) convertList(arr arrow.Array, path string) (st.Value, e
 		return nil, err
 	}
 	if gather != nil {
-		if cv, err = takeRows(cv, gather); err != nil {
+		if cv, err = st.TakeRows(cv, gather); err != nil {
 			return nil, pathErr(path, err)
 		}
 	}
@@ -379,7 +379,7 @@ func (o FromArrowOptions) convertDictionary(d *array.Dictionary, path string, ke
 		}
 		idx[j] = k
 	}
-	return takeRows(dict, idx)
+	return st.TakeRows(dict, idx)
 }
 
 // valueBuffer returns the whole data buffer of a binary-like array.

@@ -472,8 +472,25 @@ func rowValue(v Value, i int) (Value, error) {
 	return sliceRows(rest, parts[0].RowStart(i), parts[0].RowLimit(i))
 }
 
-// takeRows returns rows idx of v (rank >= 1): a zero-copy slice when idx
-// is a contiguous ascending run, a gathered copy otherwise.
+// TakeRows returns rows idx of v's outer dimension, in that order: a
+// zero-copy slice when idx is a contiguous ascending run, a gathered copy
+// otherwise (ops.Gather is the general gather, with TensorFlow's
+// arguments). An index out of [0, v.NumRows()) or a scalar v is an error
+// wrapping ErrIndex.
+func TakeRows(v Value, idx []int) (Value, error) {
+	if v.Rank() == 0 {
+		return nil, fmt.Errorf("%w: cannot take rows of a scalar", ErrIndex)
+	}
+	n := v.NumRows()
+	for j, i := range idx {
+		if i < 0 || i >= n {
+			return nil, fmt.Errorf("%w: row %d (index %d) of %d", ErrIndex, i, j, n)
+		}
+	}
+	return takeRows(v, idx)
+}
+
+// takeRows is TakeRows on indices known to be rows of v.
 func takeRows(v Value, idx []int) (Value, error) {
 	contiguous := true
 	for j := 1; j < len(idx); j++ {
@@ -515,11 +532,14 @@ func gatherRows(v Value, idx []int) (Value, error) {
 	}
 	p := parts[0]
 	lengths := make([]int64, len(idx))
-	var next []int
+	total := 0
 	for j, r := range idx {
-		lo, hi := p.RowStart(r), p.RowLimit(r)
-		lengths[j] = int64(hi - lo)
-		for k := lo; k < hi; k++ {
+		lengths[j] = int64(p.RowLength(r))
+		total += int(lengths[j])
+	}
+	next := make([]int, 0, total)
+	for _, r := range idx {
+		for k := p.RowStart(r); k < p.RowLimit(r); k++ {
 			next = append(next, k)
 		}
 	}

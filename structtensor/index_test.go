@@ -233,3 +233,52 @@ func TestGetSharesBuffers(t *testing.T) {
 		t.Errorf("gather aliases")
 	}
 }
+
+func TestTakeRows(t *testing.T) {
+	vals := mustT(t, nil, []int64{1, 2, 3, 4, 5, 6})
+	splits, err := NewRowSplits([]int64{0, 2, 3, 3, 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRagged(vals, splits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := mustT(t, nil, []string{"a", "bb", "", "dddd"})
+	s, err := NewStruct(4, Field{"r", r}, Field{"name", names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := TakeRows(s, []int{3, 0, 0, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{
+		map[string]any{"r": []any{int64(4), int64(5), int64(6)}, "name": "dddd"},
+		map[string]any{"r": []any{int64(1), int64(2)}, "name": "a"},
+		map[string]any{"r": []any{int64(1), int64(2)}, "name": "a"},
+		map[string]any{"r": []any{}, "name": ""},
+	}
+	if g := nested(got); !reflect.DeepEqual(g, want) {
+		t.Errorf("TakeRows(3, 0, 0, 2) = %#v\nwant %#v", g, want)
+	}
+	// A contiguous run shares the values.
+	run, err := TakeRows(r, []int{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &run.(*Ragged).Values().Int64s()[0] != &vals.Int64s()[2] {
+		t.Errorf("TakeRows of rows 1-3 copied the values")
+	}
+	if none, err := TakeRows(r, nil); err != nil || none.NumRows() != 0 {
+		t.Errorf("TakeRows(nil) = %v, %v", none, err)
+	}
+	for _, idx := range [][]int{{4}, {0, -1}} {
+		if _, err := TakeRows(r, idx); !errors.Is(err, ErrIndex) {
+			t.Errorf("TakeRows(%v) of 4 rows: err = %v, want ErrIndex", idx, err)
+		}
+	}
+	if _, err := TakeRows(mustT(t, Shape{}, []int64{1}), []int{0}); !errors.Is(err, ErrIndex) {
+		t.Errorf("TakeRows of a scalar: err = %v, want ErrIndex", err)
+	}
+}
