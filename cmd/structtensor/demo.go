@@ -70,3 +70,13 @@ func bundledData(rel string) (string, error) {
 	}
 	return "", fmt.Errorf("bundled data testdata/%s not found above %v", rel, starts)
 }
+
+// readBundled returns the contents of the bundled file rel (see
+// bundledData).
+func readBundled(rel string) ([]byte, error) {
+	path, err := bundledData(rel)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/structtensor/structtensor-go/structtensor"
 )
@@ -74,11 +73,7 @@ func runValueDemo(w io.Writer) error {
 // them ragged, as TensorFlow's from_pyval does) and fields keep the RFC's
 // order.
 func loadRecipes() (*structtensor.StructTensor, error) {
-	specPath, err := bundledData("recipe/recipes.spec.json")
-	if err != nil {
-		return nil, err
-	}
-	specJSON, err := os.ReadFile(specPath)
+	specJSON, err := readBundled("recipe/recipes.spec.json")
 	if err != nil {
 		return nil, err
 	}
@@ -86,11 +81,7 @@ func loadRecipes() (*structtensor.StructTensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testdata/recipe/recipes.spec.json: %w", err)
 	}
-	path, err := bundledData("recipe/recipes.json")
-	if err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(path)
+	data, err := readBundled("recipe/recipes.json")
 	if err != nil {
 		return nil, err
 	}
