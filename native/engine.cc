@@ -361,30 +361,56 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
 // Output buffers.
 
 // Buf is a growable byte buffer (malloc-based, so a column can grow
-// without zero-filling the way std::vector::resize would).
+// without zero-filling the way std::vector::resize would). It may instead
+// write into a caller's buffer (st_decode_contiguous_into): such a buffer
+// is never freed or reallocated here; outgrowing it moves the data to
+// memory of the engine's own.
 struct Buf {
   uint8_t* p = nullptr;
   size_t len = 0;
   size_t cap = 0;
+  bool external = false;  // p belongs to the caller
 
   Buf() = default;
   Buf(const Buf&) = delete;
   Buf& operator=(const Buf&) = delete;
-  Buf(Buf&& o) noexcept : p(o.p), len(o.len), cap(o.cap) { o.p = nullptr; o.len = o.cap = 0; }
-  ~Buf() { free(p); }
+  Buf(Buf&& o) noexcept : p(o.p), len(o.len), cap(o.cap), external(o.external) {
+    o.p = nullptr;
+    o.len = o.cap = 0;
+    o.external = false;
+  }
+  ~Buf() {
+    if (!external) free(p);
+  }
   // release frees the memory (the buffer reads as empty afterwards).
   void release() {
-    free(p);
+    if (!external) free(p);
     p = nullptr;
     len = cap = 0;
+    external = false;
+  }
+  // attach makes the caller's buffer of cap bytes the storage.
+  void attach(void* q, size_t c) {
+    release();
+    p = static_cast<uint8_t*>(q);
+    cap = c;
+    external = true;
   }
 
   void grow(size_t need) {
     size_t nc = cap ? cap : 64;
     while (nc < need) nc *= 2;
-    void* q = realloc(p, nc);
-    if (!q) throw std::bad_alloc();
-    p = static_cast<uint8_t*>(q);
+    if (external) {
+      void* q = malloc(nc);
+      if (!q) throw std::bad_alloc();
+      if (len) memcpy(q, p, len);
+      p = static_cast<uint8_t*>(q);
+      external = false;
+    } else {
+      void* q = realloc(p, nc);
+      if (!q) throw std::bad_alloc();
+      p = static_cast<uint8_t*>(q);
+    }
     cap = nc;
   }
   void reserve_more(size_t n) {
@@ -651,6 +677,9 @@ struct Decoder {
   };
   std::vector<OneofMark> oneof_marks;
   const volatile int32_t* cancel = nullptr;
+  // Writes into caller's buffers (st_decode_contiguous_into): such a
+  // decoder never goes back to the plan's pool.
+  bool external = false;
 
   // The first error.
   int32_t code = ST_OK;
@@ -686,6 +715,21 @@ struct Decoder {
     err_record = err_offset = -1;
     err_msg.clear();
     cancel = nullptr;
+  }
+
+  // attach makes the caller's buffers the storage of the outputs that
+  // have one, then empties the outputs.
+  void attach(const st_output& out) {
+    external = true;
+    for (size_t c = 0; c < cols.size(); c++) {
+      if (out.column_data && out.column_data[c]) cols[c].vals.attach(out.column_data[c], out.column_bytes[c]);
+      if (cols[c].dtype == ST_STRING && out.string_offsets && out.string_offsets[c])
+        cols[c].offs.attach(out.string_offsets[c], out.string_offsets_len[c] * 8);
+    }
+    for (size_t k = 0; k < parts.size(); k++) {
+      if (out.partition_splits && out.partition_splits[k]) parts[k].attach(out.partition_splits[k], out.partition_len[k] * 8);
+    }
+    reset();
   }
 
   size_t capacity() const {
@@ -1095,7 +1139,7 @@ struct st_result {
     // more than 64 MiB) for the next batch.
     std::lock_guard<std::mutex> lock(plan->pool_mu);
     for (auto& c : chunks) {
-      if (plan->pool.size() < 16 && c->capacity() <= (size_t(64) << 20)) {
+      if (!c->external && plan->pool.size() < 16 && c->capacity() <= (size_t(64) << 20)) {
         try {
           plan->pool.push_back(c.get());
           c.release();
@@ -1123,7 +1167,7 @@ std::unique_ptr<Decoder> get_decoder(const st_plan* plan) {
 
 template <class Get>
 st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_prefix, const st_options* opts,
-                        st_error* err, const Get& get) {
+                        const st_output* out, st_error* err, const Get& get) {
   clear_error(err);
   try {
     std::unique_ptr<st_result> res(new st_result);
@@ -1138,7 +1182,9 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     // in) and keep the output being written near the cache.
     constexpr int64_t kChunkBytes = int64_t(1) << 20;
     int64_t total = sizes_prefix[n];
-    int64_t nchunks = std::max<int64_t>(1, std::min<int64_t>(n, (total + kChunkBytes - 1) / kChunkBytes));
+    // Caller's buffers take the whole batch as one chunk: its outputs are
+    // then final as written.
+    int64_t nchunks = out ? 1 : std::max<int64_t>(1, std::min<int64_t>(n, (total + kChunkBytes - 1) / kChunkBytes));
     std::vector<int64_t> bounds(static_cast<size_t>(nchunks + 1));
     bounds[0] = 0;
     for (int64_t k = 1; k < nchunks; k++) {
@@ -1146,9 +1192,15 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
       bounds[size_t(k)] = std::max(bounds[size_t(k - 1)], int64_t(std::lower_bound(sizes_prefix, sizes_prefix + n + 1, target) - sizes_prefix));
     }
     bounds[size_t(nchunks)] = n;
-    for (int64_t k = 0; k < nchunks; k++) {
-      res->chunks.push_back(get_decoder(plan));
+    if (out) {
+      res->chunks.push_back(std::unique_ptr<Decoder>(new Decoder(plan)));
+      res->chunks.back()->attach(*out);
       res->chunks.back()->cancel = cancel;
+    } else {
+      for (int64_t k = 0; k < nchunks; k++) {
+        res->chunks.push_back(get_decoder(plan));
+        res->chunks.back()->cancel = cancel;
+      }
     }
     // A chunk that fails stops the chunks after it (their output would be
     // discarded) but not those before: the error reported is the first in
@@ -1250,7 +1302,7 @@ st_result* st_decode(const st_plan* plan, const uint8_t* const* ptrs, const size
     }
     prefix[size_t(i + 1)] = prefix[size_t(i)] + int64_t(lens[i]);
   }
-  return decode_batch(plan, n, prefix.data(), opts, err, [&](int64_t i, const uint8_t** p, size_t* l) {
+  return decode_batch(plan, n, prefix.data(), opts, nullptr, err, [&](int64_t i, const uint8_t** p, size_t* l) {
     *p = ptrs[i];
     *l = lens[i];
   });
@@ -1258,7 +1310,28 @@ st_result* st_decode(const st_plan* plan, const uint8_t* const* ptrs, const size
 
 st_result* st_decode_contiguous(const st_plan* plan, const uint8_t* data, size_t data_len, const int64_t* offsets,
                                 int64_t n, const st_options* opts, st_error* err) {
+  return st_decode_contiguous_into(plan, data, data_len, offsets, n, opts, nullptr, err);
+}
+
+st_result* st_decode_contiguous_into(const st_plan* plan, const uint8_t* data, size_t data_len, const int64_t* offsets,
+                                     int64_t n, const st_options* opts, const st_output* out, st_error* err) {
   clear_error(err);
+  if (plan && out) {
+    size_t ncols = plan->col_dtype.size();
+    for (size_t c = 0; c < ncols; c++) {
+      if ((out->column_data && out->column_data[c] && !out->column_bytes) ||
+          (out->string_offsets && out->string_offsets[c] && !out->string_offsets_len)) {
+        set_error(err, ST_ERR_ARGUMENT, -1, -1, "st_decode_contiguous_into: column %zu: buffer without capacity", c);
+        return nullptr;
+      }
+    }
+    for (int64_t k = 0; k < plan->nparts; k++) {
+      if (out->partition_splits && out->partition_splits[k] && !out->partition_len) {
+        set_error(err, ST_ERR_ARGUMENT, -1, -1, "st_decode_contiguous_into: partition %lld: buffer without capacity", (long long)k);
+        return nullptr;
+      }
+    }
+  }
   if (!plan || n < 0 || !offsets || (!data && data_len)) {
     set_error(err, ST_ERR_ARGUMENT, -1, -1, "st_decode_contiguous: bad arguments");
     return nullptr;
@@ -1282,7 +1355,7 @@ st_result* st_decode_contiguous(const st_plan* plan, const uint8_t* data, size_t
     return nullptr;
   }
   for (int64_t i = 0; i <= n; i++) prefix[size_t(i)] = offsets[i] - offsets[0];
-  return decode_batch(plan, n, prefix.data(), opts, err, [&](int64_t i, const uint8_t** p, size_t* l) {
+  return decode_batch(plan, n, prefix.data(), opts, out, err, [&](int64_t i, const uint8_t** p, size_t* l) {
     *p = data ? data + offsets[i] : nullptr;
     *l = size_t(offsets[i + 1] - offsets[i]);
   });
@@ -1310,6 +1383,19 @@ void st_result_release_partition(st_result* r, int64_t p) {
 }
 
 int64_t st_result_num_records(const st_result* r) { return r ? r->nrecords : -1; }
+
+int32_t st_result_column_in_place(const st_result* r, int64_t c) {
+  if (!col_ok(r, c)) return -1;
+  if (r->chunks.size() != 1) return 0;
+  const Column& col = r->chunks[0]->cols[size_t(c)];
+  return col.vals.external && (col.dtype != ST_STRING || col.offs.external) ? 1 : 0;
+}
+
+int32_t st_result_partition_in_place(const st_result* r, int64_t p) {
+  if (!part_ok(r, p)) return -1;
+  if (r->chunks.size() != 1) return 0;
+  return r->chunks[0]->parts[size_t(p)].external ? 1 : 0;
+}
 
 int64_t st_result_column_length(const st_result* r, int64_t c) {
   if (!col_ok(r, c)) return -1;

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 	"sync/atomic"
 	"unsafe"
 )
@@ -60,6 +61,9 @@ func toError(e *C.st_error) error {
 // Plan is a parsed plan owned by the engine. It is safe for concurrent use.
 type Plan struct {
 	p *C.st_plan
+	// last holds the output sizes of the last serial contiguous decode,
+	// from which the next one sizes the Go buffers it lends the engine.
+	last atomic.Pointer[outputSizes]
 }
 
 // NewPlan parses the byte form of a plan (see the package documentation).
@@ -159,6 +163,13 @@ func (p *Plan) Decode(ctx context.Context, records [][]byte, o Options) (*Result
 }
 
 // DecodeContiguous decodes the records data[offsets[i]:offsets[i+1]].
+//
+// A serial decode (Threads 1) of a batch of at least lendMinBytes whose
+// plan has decoded a batch before lends the engine Go buffers sized from
+// that batch (see lend), so the engine writes the columns in their final
+// place: no engine copy of the output exists beside the Go one, and
+// nothing is copied. Outputs that outgrow their buffer are copied out as
+// usual, so the result is the same either way.
 func (p *Plan) DecodeContiguous(ctx context.Context, data []byte, offsets []int64, o Options) (*Result, error) {
 	if len(offsets) == 0 {
 		return nil, &Error{Code: CodeArgument, Record: -1, Offset: -1, Message: "offsets are empty (need n+1 entries)"}
@@ -171,15 +182,234 @@ func (p *Plan) DecodeContiguous(ctx context.Context, data []byte, offsets []int6
 	if len(data) > 0 {
 		dp = (*C.uint8_t)(unsafe.Pointer(&data[0]))
 	}
-	r := C.st_decode_contiguous(p.p, dp, C.size_t(len(data)), (*C.int64_t)(unsafe.Pointer(&offsets[0])),
-		C.int64_t(len(offsets)-1), &opts, &cerr)
+	n := len(offsets) - 1
+	inBytes := offsets[n] - offsets[0]
+	serial := o.Threads == 1
+	var l *lent
+	if serial && inBytes >= lendMinBytes && n > 0 {
+		last := p.last.Load()
+		if last == nil {
+			last = p.sample(data, offsets, &opts)
+		}
+		if last != nil {
+			l = p.lend(last, inBytes, int64(n))
+		}
+	}
+	var out *C.st_output
+	if l != nil {
+		out = l.out
+	}
+	r := C.st_decode_contiguous_into(p.p, dp, C.size_t(len(data)), (*C.int64_t)(unsafe.Pointer(&offsets[0])),
+		C.int64_t(n), &opts, out, &cerr)
 	runtime.KeepAlive(p)
 	runtime.KeepAlive(data)
 	runtime.KeepAlive(offsets)
 	if r == nil {
+		l.free()
 		return nil, toError(&cerr)
 	}
-	return newResult(r, p), nil
+	res := newResult(r, p)
+	res.lent = l
+	if serial {
+		p.last.Store(res.sizes(inBytes, int64(n)))
+	}
+	return res, nil
+}
+
+// lendMinBytes is the input size from which a serial decode lends the
+// engine Go buffers: below it the copy is cheap and the buffers' slack
+// would weigh more.
+const lendMinBytes = 64 << 10
+
+// sample decodes the first records of a batch (about a sixteenth of its
+// bytes) to size the buffers of a plan's first serial decode, or returns
+// nil when that would not help (the first record is most of the batch) or
+// the sample fails (the whole decode then reports the error).
+func (p *Plan) sample(data []byte, offsets []int64, opts *C.st_options) *outputSizes {
+	n := len(offsets) - 1
+	want := offsets[0] + max((offsets[n]-offsets[0])/16, lendMinBytes/2)
+	k := sort.Search(n, func(i int) bool { return offsets[i+1] >= want }) + 1
+	if k >= n {
+		return nil
+	}
+	var cerr C.st_error
+	r := C.st_decode_contiguous(p.p, (*C.uint8_t)(unsafe.Pointer(&data[0])), C.size_t(len(data)),
+		(*C.int64_t)(unsafe.Pointer(&offsets[0])), C.int64_t(k), opts, &cerr)
+	if r == nil {
+		return nil
+	}
+	res := newResult(r, p)
+	defer res.Free()
+	return res.sizes(offsets[k]-offsets[0], int64(k))
+}
+
+// outputSizes are the sizes of one decode's outputs.
+type outputSizes struct {
+	inBytes, records int64
+	colLen, colBytes []int64 // per column: values (strings: strings), value bytes
+	partLen          []int64 // per partition: row splits
+}
+
+func (r *Result) sizes(inBytes, records int64) *outputSizes {
+	nc, np := r.plan.NumColumns(), r.plan.NumPartitions()
+	s := &outputSizes{inBytes: inBytes, records: records,
+		colLen: make([]int64, nc), colBytes: make([]int64, nc), partLen: make([]int64, np)}
+	for c := range nc {
+		s.colLen[c] = int64(C.st_result_column_length(r.r, C.int64_t(c)))
+		s.colBytes[c] = int64(C.st_result_column_bytes(r.r, C.int64_t(c)))
+	}
+	for k := range np {
+		s.partLen[k] = int64(C.st_result_partition_length(r.r, C.int64_t(k)))
+	}
+	return s
+}
+
+// lent holds the Go buffers lent to the engine for one decode, pinned
+// until the result is freed, and the C arrays that point at them.
+type lent struct {
+	cols  []any     // per column: the typed slice ([]byte for strings)
+	offs  [][]int64 // per string column: the offsets
+	parts [][]int64
+	pin   runtime.Pinner
+	out   *C.st_output
+	mem   unsafe.Pointer // C memory of out and its arrays
+}
+
+// estimate scales a size of the last batch to this one, with room to
+// spare: batches of a stream differ a little.
+func estimate(prev int64, ratio float64) int {
+	return int(float64(prev)*ratio) + int(prev/16) + 16
+}
+
+// makeColumn allocates a Go slice of n elements of a column's dtype.
+func makeColumn(dtype uint8, n int) (any, unsafe.Pointer) {
+	switch dtype {
+	case C.ST_BOOL:
+		s := make([]bool, n)
+		return s, unsafe.Pointer(unsafe.SliceData(s))
+	case C.ST_INT32:
+		s := make([]int32, n)
+		return s, unsafe.Pointer(unsafe.SliceData(s))
+	case C.ST_UINT32:
+		s := make([]uint32, n)
+		return s, unsafe.Pointer(unsafe.SliceData(s))
+	case C.ST_FLOAT32:
+		s := make([]float32, n)
+		return s, unsafe.Pointer(unsafe.SliceData(s))
+	case C.ST_INT64:
+		s := make([]int64, n)
+		return s, unsafe.Pointer(unsafe.SliceData(s))
+	case C.ST_UINT64:
+		s := make([]uint64, n)
+		return s, unsafe.Pointer(unsafe.SliceData(s))
+	case C.ST_FLOAT64:
+		s := make([]float64, n)
+		return s, unsafe.Pointer(unsafe.SliceData(s))
+	case C.ST_STRING:
+		s := make([]byte, n)
+		return s, unsafe.Pointer(unsafe.SliceData(s))
+	}
+	return nil, nil
+}
+
+// shrink returns the first n elements of a slice made by makeColumn, with
+// capacity n.
+func shrink(v any, n int) any {
+	switch s := v.(type) {
+	case []bool:
+		return s[:n:n]
+	case []int32:
+		return s[:n:n]
+	case []uint32:
+		return s[:n:n]
+	case []float32:
+		return s[:n:n]
+	case []int64:
+		return s[:n:n]
+	case []uint64:
+		return s[:n:n]
+	case []float64:
+		return s[:n:n]
+	case []byte:
+		return s[:n:n]
+	}
+	return nil
+}
+
+// lend allocates and pins the buffers for a batch of inBytes and records,
+// sized from the last batch's outputs.
+func (p *Plan) lend(last *outputSizes, inBytes, records int64) *lent {
+	ratio := float64(inBytes) / float64(max(last.inBytes, 1))
+	ratio = max(ratio, float64(records)/float64(max(last.records, 1)))
+	nc, np := len(last.colLen), len(last.partLen)
+	const w = unsafe.Sizeof(uintptr(0))
+	mem := C.calloc(C.size_t(4*nc+2*np+1), C.size_t(w))
+	arr := func(i int) unsafe.Pointer { return unsafe.Add(mem, uintptr(i)*w) }
+	l := &lent{cols: make([]any, nc), offs: make([][]int64, nc), parts: make([][]int64, np), mem: mem}
+	out := (*C.st_output)(C.calloc(1, C.size_t(unsafe.Sizeof(C.st_output{}))))
+	l.out = out
+	colData := unsafe.Slice((*unsafe.Pointer)(arr(0)), nc)
+	colCap := unsafe.Slice((*C.size_t)(arr(nc)), nc)
+	offData := unsafe.Slice((**C.int64_t)(arr(2*nc)), nc)
+	offCap := unsafe.Slice((*C.size_t)(arr(3*nc)), nc)
+	partData := unsafe.Slice((**C.int64_t)(arr(4*nc)), np)
+	partCap := unsafe.Slice((*C.size_t)(arr(4*nc+np)), np)
+	for c := range nc {
+		dtype := p.ColumnDType(c)
+		if dtype == C.ST_STRING {
+			nb := estimate(last.colBytes[c], ratio)
+			s, ptr := makeColumn(dtype, nb)
+			l.pin.Pin(ptr)
+			l.cols[c], colData[c], colCap[c] = s, ptr, C.size_t(nb)
+			no := estimate(last.colLen[c], ratio) + 1
+			o := make([]int64, no)
+			l.pin.Pin(&o[0])
+			l.offs[c], offData[c], offCap[c] = o, (*C.int64_t)(unsafe.Pointer(&o[0])), C.size_t(no)
+			continue
+		}
+		ne := estimate(last.colLen[c], ratio)
+		s, ptr := makeColumn(dtype, ne)
+		if ptr == nil {
+			continue
+		}
+		l.pin.Pin(ptr)
+		size := last.colBytes[c] / max(last.colLen[c], 1)
+		if last.colLen[c] == 0 {
+			size = 8 // unknown: the largest element; the capacity only needs to be no more than the slice's
+			switch dtype {
+			case C.ST_BOOL:
+				size = 1
+			case C.ST_INT32, C.ST_UINT32, C.ST_FLOAT32:
+				size = 4
+			}
+		}
+		l.cols[c], colData[c], colCap[c] = s, ptr, C.size_t(int64(ne)*size)
+	}
+	for k := range np {
+		ns := estimate(last.partLen[k], ratio)
+		s := make([]int64, ns)
+		l.pin.Pin(&s[0])
+		l.parts[k], partData[k], partCap[k] = s, (*C.int64_t)(unsafe.Pointer(&s[0])), C.size_t(ns)
+	}
+	out.column_data = (*unsafe.Pointer)(arr(0))
+	out.column_bytes = (*C.size_t)(arr(nc))
+	out.string_offsets = (**C.int64_t)(arr(2 * nc))
+	out.string_offsets_len = (*C.size_t)(arr(3 * nc))
+	out.partition_splits = (**C.int64_t)(arr(4 * nc))
+	out.partition_len = (*C.size_t)(arr(4*nc + np))
+	return l
+}
+
+// free unpins the buffers and frees the C arrays; the engine must no
+// longer use them (the result is freed).
+func (l *lent) free() {
+	if l == nil {
+		return
+	}
+	l.pin.Unpin()
+	C.free(unsafe.Pointer(l.out))
+	C.free(l.mem)
+	l.out, l.mem = nil, nil
 }
 
 // Result holds decoded columns in engine memory until it is copied out.
@@ -189,6 +419,8 @@ type Result struct {
 	// plan keeps the plan alive while the result exists: freeing a result
 	// hands its buffers back to the plan's pool.
 	plan *Plan
+	// lent are the Go buffers the engine wrote into, or nil.
+	lent *lent
 }
 
 func newResult(r *C.st_result, plan *Plan) *Result {
@@ -203,6 +435,8 @@ func (r *Result) Free() {
 		C.st_result_free(r.r)
 		r.r = nil
 		runtime.KeepAlive(r.plan)
+		r.lent.free()
+		r.lent = nil
 	}
 	runtime.SetFinalizer(r, nil)
 }
@@ -226,6 +460,11 @@ func (r *Result) Column(c int, dtype uint8) (any, error) {
 	nb := int(C.st_result_column_bytes(r.r, C.int64_t(c)))
 	if n < 0 {
 		return nil, fmt.Errorf("%w: bad column %d", errCopy, c)
+	}
+	if r.lent != nil && C.st_result_column_in_place(r.r, C.int64_t(c)) == 1 {
+		if v := shrink(r.lent.cols[c], n); v != nil {
+			return v, nil
+		}
 	}
 	var out any
 	var ptr unsafe.Pointer
@@ -294,6 +533,11 @@ func (r *Result) Strings(c int) (data []byte, offsets []int64, err error) {
 	if n < 0 {
 		return nil, nil, fmt.Errorf("%w: bad column %d", errCopy, c)
 	}
+	if r.lent != nil && C.st_result_column_in_place(r.r, C.int64_t(c)) == 1 {
+		if b, ok := r.lent.cols[c].([]byte); ok && len(b) >= nb && len(r.lent.offs[c]) >= n+1 {
+			return b[:nb:nb], r.lent.offs[c][: n+1 : n+1], nil
+		}
+	}
 	data = make([]byte, nb)
 	offsets = make([]int64, n+1)
 	if nb > 0 {
@@ -315,6 +559,9 @@ func (r *Result) Splits(p int) ([]int64, error) {
 	n := int(C.st_result_partition_length(r.r, C.int64_t(p)))
 	if n < 1 {
 		return nil, fmt.Errorf("%w: bad partition %d", errCopy, p)
+	}
+	if r.lent != nil && C.st_result_partition_in_place(r.r, C.int64_t(p)) == 1 && len(r.lent.parts[p]) >= n {
+		return r.lent.parts[p][:n:n], nil
 	}
 	s := make([]int64, n)
 	if rc := C.st_result_copy_partition(r.r, C.int64_t(p), (*C.int64_t)(unsafe.Pointer(&s[0])), C.size_t(n)); rc != 0 {

@@ -99,10 +99,42 @@ st_result* st_decode_contiguous(const st_plan* plan, const uint8_t* data, size_t
                                 st_error* err);
 void st_result_free(st_result* result);
 
+/* Output buffers a caller lends to st_decode_contiguous_into, so that the
+ * engine writes the columns and row splits straight into their final
+ * place instead of into its own memory to be copied out afterwards (a
+ * caller decoding a stream of similar batches can size them from the
+ * previous one). Each array has one entry per column (per partition for
+ * the splits); a NULL array or entry means engine memory for that output.
+ * The buffers must stay valid and untouched until the result is freed.
+ * An output that outgrows its buffer moves to engine memory and is copied
+ * out as usual: st_result_column_in_place and st_result_partition_in_place
+ * tell which outputs are complete in the caller's buffers, where their
+ * lengths are those of st_result_column_length, st_result_column_bytes and
+ * st_result_partition_length. */
+typedef struct st_output {
+  void* const* column_data;         /* values, or string bytes */
+  const size_t* column_bytes;       /* capacity of column_data[c], in bytes */
+  int64_t* const* string_offsets;   /* string columns: length+1 offsets (from 0) */
+  const size_t* string_offsets_len; /* capacity of string_offsets[c], in int64s */
+  int64_t* const* partition_splits; /* row splits (from 0) */
+  const size_t* partition_len;      /* capacity of partition_splits[p], in int64s */
+} st_output;
+
+/* st_decode_contiguous writing into the caller's buffers (out may be NULL).
+ * The batch is decoded as one chunk, on one thread, whatever opts says. */
+st_result* st_decode_contiguous_into(const st_plan* plan, const uint8_t* data, size_t data_len,
+                                     const int64_t* offsets, int64_t n, const st_options* opts,
+                                     const st_output* out, st_error* err);
+
 /* Results. Sizes first, then copy into buffers the caller allocated (a
  * TensorFlow output tensor, a Go slice): chunks decoded on other threads
  * are concatenated, and offsets and splits fixed up, during the copy. */
 int64_t st_result_num_records(const st_result* r);
+/* 1 when the column (values, and offsets for strings) or partition lies
+ * complete in the buffers lent by st_decode_contiguous_into, 0 when it is
+ * in engine memory, -1 on a bad index. */
+int32_t st_result_column_in_place(const st_result* r, int64_t column);
+int32_t st_result_partition_in_place(const st_result* r, int64_t partition);
 /* Number of values of a column (strings: number of strings). -1 on a bad index. */
 int64_t st_result_column_length(const st_result* r, int64_t column);
 /* Bytes of value data: length * element size, or total string bytes. */
