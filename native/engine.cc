@@ -427,6 +427,20 @@ struct Buf {
     if (n) memcpy(p + len, s, n);
     len += n;
   }
+  // append_short is append for the short runs of wire data (keys, small
+  // strings, short packed lists) that dominate: when the source may be
+  // read 32 bytes on (up to readable, the end of the record), it copies a
+  // fixed 32 bytes, inline, instead of calling memcpy for n. The bytes
+  // past n land in spare capacity and are overwritten or never read.
+  __attribute__((always_inline)) void append_short(const uint8_t* s, size_t n, const uint8_t* readable) {
+    if (n <= 32 && readable - s >= 32) {
+      if (len + 32 > cap) grow(len + 32);
+      memcpy(p + len, s, 32);
+      len += n;
+      return;
+    }
+    append(s, n);
+  }
   int64_t i64(size_t i) const {
     int64_t v;
     memcpy(&v, p + i * 8, 8);
@@ -461,6 +475,11 @@ struct Column {
   }
   // drop_last removes the last value (to overwrite a singular field).
   void drop_last() { truncate(count() - 1); }
+  void push_string(const uint8_t* s, size_t len, const uint8_t* readable) {
+    vals.append_short(s, len, readable);
+    offs.push<int64_t>(int64_t(vals.len));
+    n++;
+  }
   void push_string(const uint8_t* s, size_t len) {
     vals.append(s, len);
     offs.push<int64_t>(int64_t(vals.len));
@@ -885,12 +904,20 @@ struct Decoder {
   const uint8_t* packed_varints(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs, Conv conv) {
     Column& c = cols[size_t(f.column)];
     // Every value takes at least one byte: reserve for the worst case
-    // rather than counting terminators first.
+    // rather than counting terminators first, while it fits.
     size_t n = size_t(q - p);
-    c.vals.reserve_more(n * sizeof(T));
+    if (c.vals.len + n * sizeof(T) > c.vals.cap) {
+      // The worst case does not fit: count the values (their last bytes)
+      // rather than grow, so that a buffer sized exactly (a caller's, see
+      // st_decode_contiguous_into) is not abandoned for a few values.
+      // Only terminated values are written, so the count bounds k.
+      size_t m = 0;
+      for (const uint8_t* r = p; r < q; r++) m += *r < 0x80;
+      c.vals.reserve_more(m * sizeof(T));
+    }
     T* out = reinterpret_cast<T*>(c.vals.p + c.vals.len);
     size_t k = 0;
-    // k < n always holds: each value consumes at least one byte.
+    // k never passes the reserve: each value written ends in the run.
     // Eight bytes at a time: every varint that ends inside the word is
     // decoded from it, so consecutive values do not wait on each other's
     // length (the loop-carried dependency is one bit-clear, not a load).
@@ -948,7 +975,7 @@ struct Decoder {
     size_t n = size_t(q - p);
     if (n % sizeof(T)) return fail(ST_ERR_MALFORMED, fs, "packed fixed-width field length is not a multiple of the width", f.cold->path);
     Column& c = cols[size_t(f.column)];
-    c.vals.append(p, n);
+    c.vals.append_short(p, n, rec_end);
     c.n += int64_t(n / sizeof(T));
     return q;
   }
@@ -1074,7 +1101,7 @@ struct Decoder {
           if (f.validate_utf8 && !valid_utf8(p, size_t(len))) return fail(ST_ERR_UTF8, fs, "invalid UTF-8 in string", f.cold->path);
           Column& c = cols[size_t(f.column)];
           if (f.mode != M_REPEATED && c.count() > singular_key(f, node)) c.drop_last();
-          c.push_string(p, size_t(len));
+          c.push_string(p, size_t(len), rec_end);
           p += len;
           break;
         }

@@ -233,8 +233,13 @@ func (p *Plan) sample(data []byte, offsets []int64, opts *C.st_options) *outputS
 		return nil
 	}
 	var cerr C.st_error
-	r := C.st_decode_contiguous(p.p, (*C.uint8_t)(unsafe.Pointer(&data[0])), C.size_t(len(data)),
-		(*C.int64_t)(unsafe.Pointer(&offsets[0])), C.int64_t(k), opts, &cerr)
+	// An st_output without buffers: engine memory, but a decoder of its
+	// own that is freed with the result rather than kept in the plan's
+	// pool, which serial contiguous decodes do not use.
+	out := (*C.st_output)(C.calloc(1, C.size_t(unsafe.Sizeof(C.st_output{}))))
+	defer C.free(unsafe.Pointer(out))
+	r := C.st_decode_contiguous_into(p.p, (*C.uint8_t)(unsafe.Pointer(&data[0])), C.size_t(len(data)),
+		(*C.int64_t)(unsafe.Pointer(&offsets[0])), C.int64_t(k), opts, out, &cerr)
 	if r == nil {
 		return nil
 	}
@@ -278,7 +283,8 @@ type lent struct {
 // estimate scales a size of the last batch to this one, with room to
 // spare: batches of a stream differ a little.
 func estimate(prev int64, ratio float64) int {
-	return int(float64(prev)*ratio) + int(prev/16) + 16
+	scaled := float64(prev) * ratio
+	return int(scaled+scaled/32) + 16
 }
 
 // makeColumn allocates a Go slice of n elements of a column's dtype.

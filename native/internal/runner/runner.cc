@@ -37,6 +37,97 @@ static std::vector<uint8_t> read_file(const char* path) {
   return b;
 }
 
+
+// outputs copies every column (values, string offsets) and partition of a
+// result out, in that order.
+static std::vector<std::vector<uint8_t>> outputs(const st_plan* plan, const st_result* r) {
+  std::vector<std::vector<uint8_t>> out;
+  for (int64_t c = 0; c < st_plan_num_columns(plan); c++) {
+    std::vector<uint8_t> v(size_t(st_result_column_bytes(r, c)));
+    if (st_result_copy_column(r, c, v.data(), v.size()) != ST_OK) exit(3);
+    out.push_back(v);
+    if (st_plan_column_dtype(plan, c) == ST_STRING) {
+      std::vector<int64_t> o(size_t(st_result_column_length(r, c) + 1));
+      if (st_result_copy_string_offsets(r, c, o.data(), o.size()) != ST_OK) exit(3);
+      out.emplace_back(reinterpret_cast<uint8_t*>(o.data()), reinterpret_cast<uint8_t*>(o.data() + o.size()));
+    }
+  }
+  for (int64_t p = 0; p < st_plan_num_partitions(plan); p++) {
+    std::vector<int64_t> s(size_t(st_result_partition_length(r, p)));
+    if (st_result_copy_partition(r, p, s.data(), s.size()) != ST_OK) exit(3);
+    out.emplace_back(reinterpret_cast<uint8_t*>(s.data()), reinterpret_cast<uint8_t*>(s.data() + s.size()));
+  }
+  return out;
+}
+
+// check_into decodes the records again with st_decode_contiguous_into,
+// into buffers of num/den times the sizes of want's outputs (each a malloc
+// of its own, so that the sanitizer catches a write past one; too small
+// ones make the engine move to its own memory), and exits with status 4
+// unless the outputs equal want's.
+static void check_into(const st_plan* plan, const st_result* want, const std::vector<const uint8_t*>& ptrs,
+                       const std::vector<size_t>& lens, size_t from, size_t to, size_t num, size_t den) {
+  std::vector<uint8_t> data;
+  std::vector<int64_t> offsets{0};
+  for (size_t i = from; i < to; i++) {
+    if (lens[i]) data.insert(data.end(), ptrs[i], ptrs[i] + lens[i]);
+    offsets.push_back(int64_t(data.size()));
+  }
+  uint8_t* exact = static_cast<uint8_t*>(malloc(data.size() ? data.size() : 1));
+  if (!data.empty()) memcpy(exact, data.data(), data.size());
+  int64_t nc = st_plan_num_columns(plan), np = st_plan_num_partitions(plan);
+  std::vector<void*> col(static_cast<size_t>(nc)), off(static_cast<size_t>(nc)), part(static_cast<size_t>(np));
+  std::vector<size_t> col_cap(static_cast<size_t>(nc)), off_cap(static_cast<size_t>(nc)), part_cap(static_cast<size_t>(np));
+  for (int64_t c = 0; c < nc; c++) {
+    col_cap[size_t(c)] = size_t(st_result_column_bytes(want, c)) * num / den;
+    col[size_t(c)] = malloc(col_cap[size_t(c)] ? col_cap[size_t(c)] : 1);
+    if (st_plan_column_dtype(plan, c) == ST_STRING) {
+      off_cap[size_t(c)] = size_t(st_result_column_length(want, c) + 1) * num / den;
+      off[size_t(c)] = malloc(off_cap[size_t(c)] ? off_cap[size_t(c)] * 8 : 1);
+    }
+  }
+  for (int64_t p = 0; p < np; p++) {
+    part_cap[size_t(p)] = size_t(st_result_partition_length(want, p)) * num / den;
+    part[size_t(p)] = malloc(part_cap[size_t(p)] ? part_cap[size_t(p)] * 8 : 1);
+  }
+  st_output out;
+  out.column_data = col.data();
+  out.column_bytes = col_cap.data();
+  out.string_offsets = reinterpret_cast<int64_t* const*>(off.data());
+  out.string_offsets_len = off_cap.data();
+  out.partition_splits = reinterpret_cast<int64_t* const*>(part.data());
+  out.partition_len = part_cap.data();
+  st_options opts;
+  memset(&opts, 0, sizeof opts);
+  st_error err;
+  st_result* got = st_decode_contiguous_into(plan, exact, data.size(), offsets.data(), int64_t(to - from), &opts, &out, &err);
+  std::vector<std::vector<uint8_t>> have;
+  if (got) have = outputs(plan, got);
+  if (!got || have != outputs(plan, want)) {
+    printf("st_decode_contiguous_into (buffers x %zu/%zu) differs from st_decode\n", num, den);
+    exit(4);
+  }
+  // What reads as in place must be in the caller's buffers.
+  size_t k = 0;
+  for (int64_t c = 0; c < nc; c++) {
+    bool in_place = st_result_column_in_place(got, c) == 1;
+    if (in_place && have[k].size() && memcmp(col[size_t(c)], have[k].data(), have[k].size()) != 0) exit(4);
+    k++;
+    if (st_plan_column_dtype(plan, c) == ST_STRING) {
+      if (in_place && memcmp(off[size_t(c)], have[k].data(), have[k].size()) != 0) exit(4);
+      k++;
+    }
+  }
+  for (int64_t p = 0; p < np; p++, k++) {
+    if (st_result_partition_in_place(got, p) == 1 && memcmp(part[size_t(p)], have[k].data(), have[k].size()) != 0) exit(4);
+  }
+  st_result_free(got);
+  for (void* b : col) free(b);
+  for (void* b : off) free(b);
+  for (void* b : part) free(b);
+  free(exact);
+}
+
 int main(int argc, char** argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: runner PLAN RECORDS [iterations] [threads]\n");
@@ -97,6 +188,8 @@ int main(int argc, char** argv) {
         continue;
       }
       ok++;
+      check_into(plan, r, ptrs, lens, i, i + 1, 1, 1);
+      check_into(plan, r, ptrs, lens, i, i + 1, 1, 2);
       for (int64_t c = 0; c < st_plan_num_columns(plan); c++) {
         std::vector<uint8_t> v(size_t(st_result_column_bytes(r, c)));
         if (st_result_copy_column(r, c, v.data(), v.size()) != ST_OK) return 3;
@@ -114,6 +207,10 @@ int main(int argc, char** argv) {
       printf("error code=%d record=%lld offset=%lld %s\n", err.code, (long long)err.record, (long long)err.offset, err.message);
       st_plan_free(plan);
       return 0;
+    }
+    if (it == 0) {
+      check_into(plan, r, ptrs, lens, 0, ptrs.size(), 1, 1);
+      check_into(plan, r, ptrs, lens, 0, ptrs.size(), 2, 3);
     }
     for (int64_t c = 0; c < st_plan_num_columns(plan); c++) {
       std::vector<uint8_t> v(size_t(st_result_column_bytes(r, c)));
