@@ -20,10 +20,11 @@ func contiguous(records [][]byte) ([]byte, []int64) {
 	return data, offsets
 }
 
-// TestSerialContiguousLendsBuffers covers the serial contiguous path in
-// which the engine writes into Go buffers sized from a sample (first
-// batch) or from the previous batch: its output must equal the chunked
-// copy path's whether the buffers fit, are too small or too large.
+// TestSerialContiguousLendsBuffers covers the serial paths (Decode and
+// DecodeContiguous) in which the engine writes into Go buffers sized from
+// a sample (first batch) or from the previous batch: their output must
+// equal the chunked copy path's whether the buffers fit, are too small or
+// too large.
 func TestSerialContiguousLendsBuffers(t *testing.T) {
 	d := testDescriptors(t)
 	for _, ds := range benchDatasets(t, 512) {
@@ -45,6 +46,13 @@ func TestSerialContiguousLendsBuffers(t *testing.T) {
 			if !structtensor.Equal(want, got) {
 				t.Errorf("%s %s: serial contiguous differs from the chunked decode", ds.name, what)
 			}
+			got, err = plan.Decode(records, WithThreads(1))
+			if err != nil {
+				t.Fatalf("%s %s: %v", ds.name, what, err)
+			}
+			if !structtensor.Equal(want, got) {
+				t.Errorf("%s %s: serial decode differs from the chunked decode", ds.name, what)
+			}
 		}
 		n := len(ds.records)
 		check("first batch (sampled)", ds.records)
@@ -59,9 +67,10 @@ func TestSerialContiguousLendsBuffers(t *testing.T) {
 		data, offsets := contiguous(bad)
 		_, e1 := plan.DecodeContiguous(data, offsets, WithThreads(1))
 		_, e4 := plan.Decode(bad, WithThreads(4))
-		var r1, r4 *RecordError
-		if !errors.As(e1, &r1) || !errors.As(e4, &r4) || *r1 != *r4 {
-			t.Errorf("%s: errors differ: serial contiguous %v, chunked %v", ds.name, e1, e4)
+		_, es := plan.Decode(bad, WithThreads(1))
+		var r1, r4, rs *RecordError
+		if !errors.As(e1, &r1) || !errors.As(e4, &r4) || !errors.As(es, &rs) || *r1 != *r4 || *rs != *r4 {
+			t.Errorf("%s: errors differ: serial contiguous %v, serial %v, chunked %v", ds.name, e1, es, e4)
 		}
 	}
 	// A batch whose sample and predecessor hold one big string and few
@@ -95,6 +104,12 @@ func TestSerialContiguousLendsBuffers(t *testing.T) {
 		}
 		if !structtensor.Equal(want, got) {
 			t.Errorf("recipe batch of %d records: serial contiguous differs from the chunked decode", len(batch))
+		}
+		if got, err = plan.Decode(batch, WithThreads(1)); err != nil {
+			t.Fatal(err)
+		}
+		if !structtensor.Equal(want, got) {
+			t.Errorf("recipe batch of %d records: serial decode differs from the chunked decode", len(batch))
 		}
 	}
 }

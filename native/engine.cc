@@ -433,8 +433,9 @@ struct Buf {
   // fixed 32 bytes, inline, instead of calling memcpy for n. The bytes
   // past n land in spare capacity and are overwritten or never read.
   __attribute__((always_inline)) void append_short(const uint8_t* s, size_t n, const uint8_t* readable) {
-    if (n <= 32 && readable - s >= 32) {
-      if (len + 32 > cap) grow(len + 32);
+    // Only within capacity: growing for the slack would abandon an exactly
+    // sized lent buffer (Buf::external) near its end.
+    if (n <= 32 && readable - s >= 32 && len + 32 <= cap) {
       memcpy(p + len, s, 32);
       len += n;
       return;
@@ -1278,6 +1279,26 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
   return nullptr;
 }
 
+// output_ok checks that every buffer lent in out comes with its capacity.
+bool output_ok(const st_plan* plan, const st_output* out, st_error* err, const char* fn) {
+  if (!plan || !out) return true;
+  size_t ncols = plan->col_dtype.size();
+  for (size_t c = 0; c < ncols; c++) {
+    if ((out->column_data && out->column_data[c] && !out->column_bytes) ||
+        (out->string_offsets && out->string_offsets[c] && !out->string_offsets_len)) {
+      set_error(err, ST_ERR_ARGUMENT, -1, -1, "%s: column %zu: buffer without capacity", fn, c);
+      return false;
+    }
+  }
+  for (int64_t k = 0; k < plan->nparts; k++) {
+    if (out->partition_splits && out->partition_splits[k] && !out->partition_len) {
+      set_error(err, ST_ERR_ARGUMENT, -1, -1, "%s: partition %lld: buffer without capacity", fn, (long long)k);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool col_ok(const st_result* r, int64_t c) { return r && c >= 0 && c < int64_t(r->plan->col_dtype.size()); }
 bool part_ok(const st_result* r, int64_t p) { return r && p >= 0 && p < r->plan->nparts; }
 
@@ -1310,11 +1331,17 @@ int32_t st_plan_column_dtype(const st_plan* plan, int64_t c) {
 
 st_result* st_decode(const st_plan* plan, const uint8_t* const* ptrs, const size_t* lens, int64_t n,
                      const st_options* opts, st_error* err) {
+  return st_decode_into(plan, ptrs, lens, n, opts, nullptr, err);
+}
+
+st_result* st_decode_into(const st_plan* plan, const uint8_t* const* ptrs, const size_t* lens, int64_t n,
+                          const st_options* opts, const st_output* out, st_error* err) {
   clear_error(err);
   if (!plan || n < 0 || (n > 0 && (!ptrs || !lens))) {
     set_error(err, ST_ERR_ARGUMENT, -1, -1, "st_decode: bad arguments");
     return nullptr;
   }
+  if (!output_ok(plan, out, err, "st_decode_into")) return nullptr;
   std::vector<int64_t> prefix;
   try {
     prefix.resize(size_t(n + 1));
@@ -1329,7 +1356,7 @@ st_result* st_decode(const st_plan* plan, const uint8_t* const* ptrs, const size
     }
     prefix[size_t(i + 1)] = prefix[size_t(i)] + int64_t(lens[i]);
   }
-  return decode_batch(plan, n, prefix.data(), opts, nullptr, err, [&](int64_t i, const uint8_t** p, size_t* l) {
+  return decode_batch(plan, n, prefix.data(), opts, out, err, [&](int64_t i, const uint8_t** p, size_t* l) {
     *p = ptrs[i];
     *l = lens[i];
   });
@@ -1343,22 +1370,7 @@ st_result* st_decode_contiguous(const st_plan* plan, const uint8_t* data, size_t
 st_result* st_decode_contiguous_into(const st_plan* plan, const uint8_t* data, size_t data_len, const int64_t* offsets,
                                      int64_t n, const st_options* opts, const st_output* out, st_error* err) {
   clear_error(err);
-  if (plan && out) {
-    size_t ncols = plan->col_dtype.size();
-    for (size_t c = 0; c < ncols; c++) {
-      if ((out->column_data && out->column_data[c] && !out->column_bytes) ||
-          (out->string_offsets && out->string_offsets[c] && !out->string_offsets_len)) {
-        set_error(err, ST_ERR_ARGUMENT, -1, -1, "st_decode_contiguous_into: column %zu: buffer without capacity", c);
-        return nullptr;
-      }
-    }
-    for (int64_t k = 0; k < plan->nparts; k++) {
-      if (out->partition_splits && out->partition_splits[k] && !out->partition_len) {
-        set_error(err, ST_ERR_ARGUMENT, -1, -1, "st_decode_contiguous_into: partition %lld: buffer without capacity", (long long)k);
-        return nullptr;
-      }
-    }
-  }
+  if (!output_ok(plan, out, err, "st_decode_contiguous_into")) return nullptr;
   if (!plan || n < 0 || !offsets || (!data && data_len)) {
     set_error(err, ST_ERR_ARGUMENT, -1, -1, "st_decode_contiguous: bad arguments");
     return nullptr;

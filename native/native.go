@@ -154,22 +154,77 @@ func (p *Plan) Decode(ctx context.Context, records [][]byte, o Options) (*Result
 	if len(records) > 0 {
 		pp, lp = &ptrs[0], &lens[0]
 	}
-	r := C.st_decode(p.p, pp, lp, C.int64_t(len(records)), &opts, &cerr)
+	var inBytes int64
+	for _, r := range records {
+		inBytes += int64(len(r))
+	}
+	n := len(records)
+	l := p.lendFor(o, inBytes, n, func(k int, out *C.st_output) *C.st_result {
+		var cerr C.st_error
+		return C.st_decode_into(p.p, pp, lp, C.int64_t(k), &opts, out, &cerr)
+	}, func(k int) int64 {
+		var b int64
+		for _, r := range records[:k] {
+			b += int64(len(r))
+		}
+		return b
+	}, func(want int64) int {
+		var b int64
+		for i, r := range records {
+			if b += int64(len(r)); b >= want {
+				return i + 1
+			}
+		}
+		return n
+	})
+	r := C.st_decode_into(p.p, pp, lp, C.int64_t(n), &opts, l.output(), &cerr)
 	runtime.KeepAlive(p)
 	if r == nil {
+		l.free()
 		return nil, toError(&cerr)
 	}
-	return newResult(r, p), nil
+	return p.result(r, l, o, inBytes, n), nil
+}
+
+// lendFor returns the buffers to lend to a decode of n records of inBytes
+// with options o, or nil: see DecodeContiguous. decodeFirst decodes the
+// first k records (for the sample), bytesOf(k) is their size and
+// firstWith(b) the number of first records that hold at least b bytes.
+func (p *Plan) lendFor(o Options, inBytes int64, n int, decodeFirst func(k int, out *C.st_output) *C.st_result,
+	bytesOf func(k int) int64, firstWith func(b int64) int) *lent {
+	if o.Threads != 1 || inBytes < lendMinBytes || n == 0 {
+		return nil
+	}
+	last := p.last.Load()
+	if last == nil {
+		last = p.sample(inBytes, n, decodeFirst, bytesOf, firstWith)
+	}
+	if last == nil {
+		return nil
+	}
+	return p.lend(last, inBytes, int64(n))
+}
+
+// result wraps a decode's result, keeping what was lent until it is freed
+// and, for a serial decode, its sizes for the next one.
+func (p *Plan) result(r *C.st_result, l *lent, o Options, inBytes int64, n int) *Result {
+	res := newResult(r, p)
+	res.lent = l
+	if o.Threads == 1 {
+		p.last.Store(res.sizes(inBytes, int64(n)))
+	}
+	return res
 }
 
 // DecodeContiguous decodes the records data[offsets[i]:offsets[i+1]].
 //
-// A serial decode (Threads 1) of a batch of at least lendMinBytes whose
-// plan has decoded a batch before lends the engine Go buffers sized from
-// that batch (see lend), so the engine writes the columns in their final
-// place: no engine copy of the output exists beside the Go one, and
-// nothing is copied. Outputs that outgrow their buffer are copied out as
-// usual, so the result is the same either way.
+// A serial decode (Threads 1; here and in Decode) of a batch of at least
+// lendMinBytes lends the engine Go buffers sized from the plan's last
+// serial batch, or for its first from a sample of the batch (see lend),
+// so the engine writes the columns in their final place: no engine copy
+// of the output exists beside the Go one, and nothing is copied. Outputs
+// that outgrow their buffer are copied out as usual, so the result is the
+// same either way.
 func (p *Plan) DecodeContiguous(ctx context.Context, data []byte, offsets []int64, o Options) (*Result, error) {
 	if len(offsets) == 0 {
 		return nil, &Error{Code: CodeArgument, Record: -1, Offset: -1, Message: "offsets are empty (need n+1 entries)"}
@@ -184,23 +239,16 @@ func (p *Plan) DecodeContiguous(ctx context.Context, data []byte, offsets []int6
 	}
 	n := len(offsets) - 1
 	inBytes := offsets[n] - offsets[0]
-	serial := o.Threads == 1
-	var l *lent
-	if serial && inBytes >= lendMinBytes && n > 0 {
-		last := p.last.Load()
-		if last == nil {
-			last = p.sample(data, offsets, &opts)
-		}
-		if last != nil {
-			l = p.lend(last, inBytes, int64(n))
-		}
-	}
-	var out *C.st_output
-	if l != nil {
-		out = l.out
-	}
-	r := C.st_decode_contiguous_into(p.p, dp, C.size_t(len(data)), (*C.int64_t)(unsafe.Pointer(&offsets[0])),
-		C.int64_t(n), &opts, out, &cerr)
+	offp := (*C.int64_t)(unsafe.Pointer(&offsets[0]))
+	l := p.lendFor(o, inBytes, n, func(k int, out *C.st_output) *C.st_result {
+		var cerr C.st_error
+		return C.st_decode_contiguous_into(p.p, dp, C.size_t(len(data)), offp, C.int64_t(k), &opts, out, &cerr)
+	}, func(k int) int64 {
+		return offsets[k] - offsets[0]
+	}, func(want int64) int {
+		return sort.Search(n, func(i int) bool { return offsets[i+1]-offsets[0] >= want }) + 1
+	})
+	r := C.st_decode_contiguous_into(p.p, dp, C.size_t(len(data)), offp, C.int64_t(n), &opts, l.output(), &cerr)
 	runtime.KeepAlive(p)
 	runtime.KeepAlive(data)
 	runtime.KeepAlive(offsets)
@@ -208,12 +256,7 @@ func (p *Plan) DecodeContiguous(ctx context.Context, data []byte, offsets []int6
 		l.free()
 		return nil, toError(&cerr)
 	}
-	res := newResult(r, p)
-	res.lent = l
-	if serial {
-		p.last.Store(res.sizes(inBytes, int64(n)))
-	}
-	return res, nil
+	return p.result(r, l, o, inBytes, n), nil
 }
 
 // lendMinBytes is the input size from which a serial decode lends the
@@ -223,29 +266,26 @@ const lendMinBytes = 64 << 10
 
 // sample decodes the first records of a batch (about a sixteenth of its
 // bytes) to size the buffers of a plan's first serial decode, or returns
-// nil when that would not help (the first record is most of the batch) or
-// the sample fails (the whole decode then reports the error).
-func (p *Plan) sample(data []byte, offsets []int64, opts *C.st_options) *outputSizes {
-	n := len(offsets) - 1
-	want := offsets[0] + max((offsets[n]-offsets[0])/16, lendMinBytes/2)
-	k := sort.Search(n, func(i int) bool { return offsets[i+1] >= want }) + 1
+// nil when that would not help (the first records are most of the batch)
+// or the sample fails (the whole decode then reports the error).
+func (p *Plan) sample(inBytes int64, n int, decodeFirst func(k int, out *C.st_output) *C.st_result,
+	bytesOf func(k int) int64, firstWith func(b int64) int) *outputSizes {
+	k := firstWith(max(inBytes/16, lendMinBytes/2))
 	if k >= n {
 		return nil
 	}
-	var cerr C.st_error
 	// An st_output without buffers: engine memory, but a decoder of its
 	// own that is freed with the result rather than kept in the plan's
-	// pool, which serial contiguous decodes do not use.
+	// pool, which serial decodes do not use.
 	out := (*C.st_output)(C.calloc(1, C.size_t(unsafe.Sizeof(C.st_output{}))))
 	defer C.free(unsafe.Pointer(out))
-	r := C.st_decode_contiguous_into(p.p, (*C.uint8_t)(unsafe.Pointer(&data[0])), C.size_t(len(data)),
-		(*C.int64_t)(unsafe.Pointer(&offsets[0])), C.int64_t(k), opts, out, &cerr)
+	r := decodeFirst(k, out)
 	if r == nil {
 		return nil
 	}
 	res := newResult(r, p)
 	defer res.Free()
-	return res.sizes(offsets[k]-offsets[0], int64(k))
+	return res.sizes(bytesOf(k), int64(k))
 }
 
 // outputSizes are the sizes of one decode's outputs.
@@ -404,6 +444,14 @@ func (p *Plan) lend(last *outputSizes, inBytes, records int64) *lent {
 	out.partition_splits = (**C.int64_t)(arr(4 * nc))
 	out.partition_len = (*C.size_t)(arr(4*nc + np))
 	return l
+}
+
+// output is what to pass the engine: nil lends nothing.
+func (l *lent) output() *C.st_output {
+	if l == nil {
+		return nil
+	}
+	return l.out
 }
 
 // free unpins the buffers and frees the C arrays; the engine must no

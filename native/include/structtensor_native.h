@@ -99,7 +99,7 @@ st_result* st_decode_contiguous(const st_plan* plan, const uint8_t* data, size_t
                                 st_error* err);
 void st_result_free(st_result* result);
 
-/* Output buffers a caller lends to st_decode_contiguous_into, so that the
+/* Output buffers a caller lends to st_decode_into or st_decode_contiguous_into, so that the
  * engine writes the columns and row splits straight into their final
  * place instead of into its own memory to be copied out afterwards (a
  * caller decoding a stream of similar batches can size them from the
@@ -120,8 +120,11 @@ typedef struct st_output {
   const size_t* partition_len;      /* capacity of partition_splits[p], in int64s */
 } st_output;
 
-/* st_decode_contiguous writing into the caller's buffers (out may be NULL).
- * The batch is decoded as one chunk, on one thread, whatever opts says. */
+/* st_decode and st_decode_contiguous writing into the caller's buffers
+ * (out may be NULL). The batch is decoded as one chunk, on one thread,
+ * whatever opts says. */
+st_result* st_decode_into(const st_plan* plan, const uint8_t* const* ptrs, const size_t* lens, int64_t n,
+                          const st_options* opts, const st_output* out, st_error* err);
 st_result* st_decode_contiguous_into(const st_plan* plan, const uint8_t* data, size_t data_len,
                                      const int64_t* offsets, int64_t n, const st_options* opts,
                                      const st_output* out, st_error* err);
@@ -131,7 +134,8 @@ st_result* st_decode_contiguous_into(const st_plan* plan, const uint8_t* data, s
  * are concatenated, and offsets and splits fixed up, during the copy. */
 int64_t st_result_num_records(const st_result* r);
 /* 1 when the column (values, and offsets for strings) or partition lies
- * complete in the buffers lent by st_decode_contiguous_into, 0 when it is
+ * complete in the buffers lent by st_decode_into or
+ * st_decode_contiguous_into, 0 when it is
  * in engine memory, -1 on a bad index. */
 int32_t st_result_column_in_place(const st_result* r, int64_t column);
 int32_t st_result_partition_in_place(const st_result* r, int64_t partition);

@@ -60,13 +60,15 @@ static std::vector<std::vector<uint8_t>> outputs(const st_plan* plan, const st_r
   return out;
 }
 
-// check_into decodes the records again with st_decode_contiguous_into,
+// check_into decodes the records again with st_decode_contiguous_into
+// (contiguous) or st_decode_into (the records in place),
 // into buffers of num/den times the sizes of want's outputs (each a malloc
 // of its own, so that the sanitizer catches a write past one; too small
 // ones make the engine move to its own memory), and exits with status 4
 // unless the outputs equal want's.
 static void check_into(const st_plan* plan, const st_result* want, const std::vector<const uint8_t*>& ptrs,
-                       const std::vector<size_t>& lens, size_t from, size_t to, size_t num, size_t den) {
+                       const std::vector<size_t>& lens, size_t from, size_t to, size_t num, size_t den,
+                       bool contiguous) {
   std::vector<uint8_t> data;
   std::vector<int64_t> offsets{0};
   for (size_t i = from; i < to; i++) {
@@ -100,11 +102,13 @@ static void check_into(const st_plan* plan, const st_result* want, const std::ve
   st_options opts;
   memset(&opts, 0, sizeof opts);
   st_error err;
-  st_result* got = st_decode_contiguous_into(plan, exact, data.size(), offsets.data(), int64_t(to - from), &opts, &out, &err);
+  st_result* got = contiguous
+                       ? st_decode_contiguous_into(plan, exact, data.size(), offsets.data(), int64_t(to - from), &opts, &out, &err)
+                       : st_decode_into(plan, ptrs.data() + from, lens.data() + from, int64_t(to - from), &opts, &out, &err);
   std::vector<std::vector<uint8_t>> have;
   if (got) have = outputs(plan, got);
   if (!got || have != outputs(plan, want)) {
-    printf("st_decode_contiguous_into (buffers x %zu/%zu) differs from st_decode\n", num, den);
+    printf("%s (buffers x %zu/%zu) differs from st_decode\n", contiguous ? "st_decode_contiguous_into" : "st_decode_into", num, den);
     exit(4);
   }
   // What reads as in place must be in the caller's buffers.
@@ -188,8 +192,10 @@ int main(int argc, char** argv) {
         continue;
       }
       ok++;
-      check_into(plan, r, ptrs, lens, i, i + 1, 1, 1);
-      check_into(plan, r, ptrs, lens, i, i + 1, 1, 2);
+      for (bool contiguous : {true, false}) {
+        check_into(plan, r, ptrs, lens, i, i + 1, 1, 1, contiguous);
+        check_into(plan, r, ptrs, lens, i, i + 1, 1, 2, contiguous);
+      }
       for (int64_t c = 0; c < st_plan_num_columns(plan); c++) {
         std::vector<uint8_t> v(size_t(st_result_column_bytes(r, c)));
         if (st_result_copy_column(r, c, v.data(), v.size()) != ST_OK) return 3;
@@ -209,8 +215,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (it == 0) {
-      check_into(plan, r, ptrs, lens, 0, ptrs.size(), 1, 1);
-      check_into(plan, r, ptrs, lens, 0, ptrs.size(), 2, 3);
+      for (bool contiguous : {true, false}) {
+        check_into(plan, r, ptrs, lens, 0, ptrs.size(), 1, 1, contiguous);
+        check_into(plan, r, ptrs, lens, 0, ptrs.size(), 2, 3, contiguous);
+      }
     }
     for (int64_t c = 0; c < st_plan_num_columns(plan); c++) {
       std::vector<uint8_t> v(size_t(st_result_column_bytes(r, c)));
