@@ -124,18 +124,83 @@ func TestEngineUnderSanitizers(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, args := range [][]string{{recFile, "each", "1"}, {validFile, "3", "4"}, {recFile, "1", "2"}} {
-			cmd := exec.Command(runner, append([]string{planFile}, args...)...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil || !(strings.HasPrefix(string(out), "ok") || strings.HasPrefix(string(out), "error")) {
-				t.Fatalf("%s %v: %v\n%s\n%s", m, args, err, out, stderr.String())
+			// Each run twice: with the CPU-specific packed decoders (BMI2
+			// where fast) and with the portable ones; the outputs
+			// (checksums, counts, errors) must agree.
+			var outs [2]string
+			for i, portable := range []string{"0", "1"} {
+				cmd := exec.Command(runner, append([]string{planFile}, args...)...)
+				cmd.Env = append(os.Environ(), "STRUCTTENSOR_NATIVE_PORTABLE="+portable)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if err != nil || !(strings.HasPrefix(string(out), "ok") || strings.HasPrefix(string(out), "error")) {
+					t.Fatalf("%s %v (portable=%s): %v\n%s\n%s", m, args, portable, err, out, stderr.String())
+				}
+				outs[i] = strings.Split(string(out), " mb_per_cpu_s=")[0]
+			}
+			if outs[0] != outs[1] {
+				t.Fatalf("%s %v: the portable decoders disagree:\n%s\n%s", m, args, outs[0], outs[1])
+			}
+		}
+	}
+	// Packed varints of every length, valid and cut short, through the
+	// CPU-specific and the portable packed decoders: same output.
+	flat, err := decode.Compile(desc, "structtensor.testdata.flat.Flat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, _ := flat.MarshalBinary()
+	planFile := filepath.Join(dir, "flatplan")
+	if err := os.WriteFile(planFile, pb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var packedValid, packedCut []byte
+	for i := 0; i < 300; i++ {
+		var rec []byte
+		for k := rng.IntN(12); k > 0; k-- {
+			var run []byte
+			for v := rng.IntN(40); v > 0; v-- {
+				run = binary.AppendUvarint(run, rng.Uint64()>>rng.IntN(64))
+			}
+			rec = binary.AppendUvarint(rec, uint64(1+rng.IntN(100))<<3|2)
+			rec = binary.AppendUvarint(rec, uint64(len(run)))
+			rec = append(rec, run...)
+		}
+		packedValid = binary.AppendUvarint(packedValid, uint64(len(rec)))
+		packedValid = append(packedValid, rec...)
+		if len(rec) > 0 {
+			cut := rec[:rng.IntN(len(rec))]
+			packedCut = binary.AppendUvarint(packedCut, uint64(len(cut)))
+			packedCut = append(packedCut, cut...)
+		}
+	}
+	for name, data := range map[string][]byte{"packed-valid": packedValid, "packed-cut": packedCut} {
+		file := filepath.Join(dir, name)
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{file, "2", "1"}, {file, "each", "1"}} {
+			var outs [2]string
+			for i, portable := range []string{"0", "1"} {
+				cmd := exec.Command(runner, append([]string{planFile}, args...)...)
+				cmd.Env = append(os.Environ(), "STRUCTTENSOR_NATIVE_PORTABLE="+portable)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if err != nil || !(strings.HasPrefix(string(out), "ok") || strings.HasPrefix(string(out), "error")) {
+					t.Fatalf("%s %v (portable=%s): %v\n%s\n%s", name, args, portable, err, out, stderr.String())
+				}
+				outs[i] = strings.Split(string(out), " mb_per_cpu_s=")[0]
+			}
+			if outs[0] != outs[1] {
+				t.Fatalf("%s %v: the portable decoders disagree:\n%s\n%s", name, args, outs[0], outs[1])
 			}
 		}
 	}
 	// Corrupt plans must be rejected, not trusted.
 	plan, _ := decode.Compile(desc, "structtensor.testdata.recipe.Recipe")
-	pb, _ := plan.MarshalBinary()
+	pb, _ = plan.MarshalBinary()
 	for i := 0; i < 300; i++ {
 		bad := append([]byte(nil), pb...)
 		if rng.IntN(2) == 0 {
@@ -143,7 +208,7 @@ func TestEngineUnderSanitizers(t *testing.T) {
 		} else {
 			bad[4+rng.IntN(len(bad)-4)] ^= byte(1 << rng.IntN(8))
 		}
-		planFile := filepath.Join(dir, "badplan")
+		planFile = filepath.Join(dir, "badplan")
 		if err := os.WriteFile(planFile, bad, 0o644); err != nil {
 			t.Fatal(err)
 		}
