@@ -6,10 +6,13 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	st "github.com/structtensor/structtensor-go/structtensor"
 )
 
 // FuzzFromArrowIPC feeds arbitrary bytes to the IPC reader and FromArrow:
-// every input must give a value or an error, never a panic.
+// every input must give a value or an error, never a panic, and a value
+// read must survive a WriteIPC/ReadIPC round trip.
 func FuzzFromArrowIPC(f *testing.F) {
 	var buf bytes.Buffer
 	if err := WriteIPC(&buf, recipes()); err != nil {
@@ -42,6 +45,19 @@ func FuzzFromArrowIPC(f *testing.F) {
 		s, err := ReadIPCOptions(bytes.NewReader(data), FromArrowOptions{MaxIPCBufferBytes: 1 << 24})
 		if err == nil && s == nil {
 			t.Fatal("nil value without an error")
+		}
+		if err != nil {
+			return
+		}
+		// What was read and can be written must read back the same: a
+		// value ReadIPC returns is whole and well formed.
+		var buf bytes.Buffer
+		if err := WriteIPC(&buf, s); err != nil {
+			return
+		}
+		back, err := ReadIPCOptions(bytes.NewReader(buf.Bytes()), FromArrowOptions{MaxIPCBufferBytes: 1 << 24})
+		if err != nil || !st.Equal(back, s) {
+			t.Fatalf("ReadIPC(WriteIPC(s)) = %v, %v\nwant %v", back, err, s)
 		}
 	})
 }

@@ -84,10 +84,27 @@ func (o FromArrowOptions) Array(arr arrow.Array) (st.Value, error) {
 }
 
 func (o FromArrowOptions) convertChecked(arr arrow.Array, path string) (v st.Value, err error) {
-	if err := array.ValidateFull(arr); err != nil {
+	if err := validateFull(arr); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", pathName(path), ErrInvalid, err)
 	}
 	return o.convert(arr, path)
+}
+
+// validateFull is array.ValidateFull made safe on corrupt data. Arrow's
+// validator is third-party code reading untrusted offsets, and it can
+// index before it checks: arrow-go v18.8.0's (Large)String.ValidateFull
+// checks only the first and last offsets against the data, then slices
+// the data by each pair of offsets before testing that the next one is
+// not smaller, so offsets [0, 1<<40, 5] panic instead of failing the
+// monotonicity test. A panic while validating therefore means the array
+// is invalid, and is returned as the error it should have been.
+func validateFull(arr arrow.Array) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("corrupt offsets or buffers (arrow validation failed: %v)", p)
+		}
+	}()
+	return array.ValidateFull(arr)
 }
 
 // convert turns a validated array into a value of arr.Len() rows.

@@ -187,7 +187,7 @@ func concatRecords(schema *arrow.Schema, recs []arrow.RecordBatch) (arrow.Record
 		}
 		parts := make([]arrow.Array, len(recs))
 		for j, rec := range recs {
-			if err := array.ValidateFull(rec.Column(i)); err != nil {
+			if err := validateFull(rec.Column(i)); err != nil {
 				return nil, fmt.Errorf("batch %d column %q: %w: %v", j, f.Name, ErrInvalid, err)
 			}
 			parts[j] = rec.Column(i)

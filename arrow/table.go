@@ -44,7 +44,7 @@ func (o FromArrowOptions) Table(tbl arrow.Table) (*st.StructTensor, error) {
 			cols[i] = chunks[0]
 		default:
 			for j, c := range chunks {
-				if err := array.ValidateFull(c); err != nil {
+				if err := validateFull(c); err != nil {
 					return nil, fmt.Errorf("column %q chunk %d: %w: %v", name, j, ErrInvalid, err)
 				}
 			}
