@@ -68,10 +68,10 @@
 // into chunks of about 1 MiB decoded by up to WithThreads threads (all
 // cores by default), with output identical to a serial run. The columns are then
 // copied once into Go memory and wrapped by the value model's
-// constructors without further copies. A serial decode (WithThreads(1))
-// of 64 KiB or more skips even that copy: the engine writes into Go
-// buffers sized from the plan's previous serial batch (or a sample of the
-// first), which become the output. Plan.MarshalBinary gives the
+// constructors without further copies. A batch of 64 KiB or more skips
+// even that copy: the engine writes into Go buffers sized from the plan's
+// previous such batch (or a sample of the first), which become the
+// output; on several threads each writes its share, closed up afterwards. Plan.MarshalBinary gives the
 // plan's versioned byte form (documented in package native), which
 // UnmarshalPlan reads back and the TensorFlow op carries as an attribute.
 //

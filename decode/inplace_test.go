@@ -2,6 +2,7 @@ package decode
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -20,70 +21,88 @@ func contiguous(records [][]byte) ([]byte, []int64) {
 	return data, offsets
 }
 
-// TestSerialContiguousLendsBuffers covers the serial paths (Decode and
-// DecodeContiguous) in which the engine writes into Go buffers sized from
-// a sample (first batch) or from the previous batch: their output must
-// equal the chunked copy path's whether the buffers fit, are too small or
-// too large.
-func TestSerialContiguousLendsBuffers(t *testing.T) {
+// checkLending decodes records with plan in every way that lends the
+// engine Go buffers (Decode and DecodeContiguous, serial and on several
+// threads, each sized from the previous decode) and compares each output
+// with the dynamicpb reference.
+func checkLending(t *testing.T, plan *Plan, message, what string, records [][]byte) {
+	t.Helper()
 	d := testDescriptors(t)
-	for _, ds := range benchDatasets(t, 512) {
+	md, err := d.Message(message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := refRecords(t, md, records)
+	data, offsets := contiguous(records)
+	for _, threads := range []int{1, 2, 3} {
+		for _, way := range []string{"Decode", "DecodeContiguous"} {
+			var st *structtensor.StructTensor
+			if way == "Decode" {
+				st, err = plan.Decode(records, WithThreads(threads))
+			} else {
+				st, err = plan.DecodeContiguous(data, offsets, WithThreads(threads))
+			}
+			name := fmt.Sprintf("%s %s, %s on %d threads", message, what, way, threads)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if ok, why := sameValue(want, structtensor.ToValue(st)); !ok {
+				t.Errorf("%s: differs from the reference: %s", name, why)
+			}
+		}
+	}
+}
+
+// TestDecodeLendsBuffers covers the decodes in which the engine writes
+// into Go buffers sized from a sample (a plan's first batch) or from the
+// previous batch, on one thread or several (each writing its share, then
+// closed up): the output must equal the reference's whether the buffers
+// fit, are too small (the outputs move to engine memory and are copied
+// out) or too large.
+func TestDecodeLendsBuffers(t *testing.T) {
+	d := testDescriptors(t)
+	for _, ds := range benchDatasets(t, 256) {
 		plan, err := Compile(d, ds.message)
 		if err != nil {
 			t.Fatal(err)
 		}
-		check := func(what string, records [][]byte) {
-			t.Helper()
-			want, err := plan.Decode(records, WithThreads(4))
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, offsets := contiguous(records)
-			got, err := plan.DecodeContiguous(data, offsets, WithThreads(1))
-			if err != nil {
-				t.Fatalf("%s %s: %v", ds.name, what, err)
-			}
-			if !structtensor.Equal(want, got) {
-				t.Errorf("%s %s: serial contiguous differs from the chunked decode", ds.name, what)
-			}
-			got, err = plan.Decode(records, WithThreads(1))
-			if err != nil {
-				t.Fatalf("%s %s: %v", ds.name, what, err)
-			}
-			if !structtensor.Equal(want, got) {
-				t.Errorf("%s %s: serial decode differs from the chunked decode", ds.name, what)
-			}
-		}
 		n := len(ds.records)
-		check("first batch (sampled)", ds.records)
-		check("same batch again", ds.records)
-		check("smaller batch", ds.records[n/2:])
-		// Output per input byte far above the last batch's: every buffer
-		// overflows to engine memory.
-		check("denser batch", append(append([][]byte(nil), ds.records...), ds.records...))
-		// The first bad record is reported as on the chunked path.
+		checkLending(t, plan, ds.message, "first batch (sampled)", ds.records)
+		checkLending(t, plan, ds.message, "smaller batch", ds.records[n/2:])
+		// Output per input byte far above the last batch's.
+		checkLending(t, plan, ds.message, "denser batch", append(append([][]byte(nil), ds.records...), ds.records...))
+		// The first bad record is reported whatever the path.
 		bad := append([][]byte(nil), ds.records...)
 		bad[n/2] = []byte{0x80}
+		bad[n*3/4] = []byte{0x80}
 		data, offsets := contiguous(bad)
-		_, e1 := plan.DecodeContiguous(data, offsets, WithThreads(1))
-		_, e4 := plan.Decode(bad, WithThreads(4))
-		_, es := plan.Decode(bad, WithThreads(1))
-		var r1, r4, rs *RecordError
-		if !errors.As(e1, &r1) || !errors.As(e4, &r4) || !errors.As(es, &rs) || *r1 != *r4 || *rs != *r4 {
-			t.Errorf("%s: errors differ: serial contiguous %v, serial %v, chunked %v", ds.name, e1, es, e4)
+		var first *RecordError
+		for _, threads := range []int{1, 2, 4} {
+			_, e1 := plan.DecodeContiguous(data, offsets, WithThreads(threads))
+			_, e2 := plan.Decode(bad, WithThreads(threads))
+			var r1, r2 *RecordError
+			if !errors.As(e1, &r1) || !errors.As(e2, &r2) || *r1 != *r2 || r1.Record != int64(n/2) {
+				t.Fatalf("%s on %d threads: errors %v and %v, want record %d", ds.name, threads, e1, e2, n/2)
+			}
+			if first == nil {
+				first = r1
+			} else if *first != *r1 {
+				t.Errorf("%s: errors differ with the thread count: %v, %v", ds.name, first, r1)
+			}
 		}
 	}
-	// A batch whose sample and predecessor hold one big string and few
-	// values, then one with many values: every buffer but the string's is
-	// too small.
-	plan, err := Compile(d, "structtensor.testdata.recipe.Recipe")
+	// Batches whose predecessor holds one big string and few values, and
+	// the reverse: every buffer but the string's is too small, then far
+	// too large.
+	const recipe = "structtensor.testdata.recipe.Recipe"
+	plan, err := Compile(d, recipe)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := &benchBuilder{t: t, d: d}
 	var sparse [][]byte
 	for range 8 {
-		m := b.msg("structtensor.testdata.recipe.Recipe")
+		m := b.msg(recipe)
 		set(m, "title", strings.Repeat("x", 40<<10))
 		rec, err := proto.Marshal(m)
 		if err != nil {
@@ -91,25 +110,9 @@ func TestSerialContiguousLendsBuffers(t *testing.T) {
 		}
 		sparse = append(sparse, rec)
 	}
-	dense := benchDatasets(t, 512)[1].records
-	for _, batch := range [][][]byte{sparse, dense, sparse, append(sparse, dense...)} {
-		want, err := plan.Decode(batch, WithThreads(4))
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, offsets := contiguous(batch)
-		got, err := plan.DecodeContiguous(data, offsets, WithThreads(1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !structtensor.Equal(want, got) {
-			t.Errorf("recipe batch of %d records: serial contiguous differs from the chunked decode", len(batch))
-		}
-		if got, err = plan.Decode(batch, WithThreads(1)); err != nil {
-			t.Fatal(err)
-		}
-		if !structtensor.Equal(want, got) {
-			t.Errorf("recipe batch of %d records: serial decode differs from the chunked decode", len(batch))
-		}
-	}
+	dense := benchDatasets(t, 256)[1].records
+	checkLending(t, plan, recipe, "sparse batch", sparse)
+	checkLending(t, plan, recipe, "dense after sparse", dense)
+	checkLending(t, plan, recipe, "sparse after dense", sparse)
+	checkLending(t, plan, recipe, "mixed", append(append([][]byte(nil), sparse...), dense...))
 }

@@ -51,20 +51,26 @@
 // (st_result_release_column), so a big batch never holds its output twice.
 //
 // The copy-out still holds the output twice for a moment and writes it
-// twice. So a serial decode (st_decode_into and st_decode_contiguous_into,
-// which Plan.Decode and Plan.DecodeContiguous use for Threads 1 and batches
-// of 64 KiB or more) can skip it: the caller lends one buffer per column, string offsets
-// and partition, the batch is decoded as a single chunk straight into
-// them, and the output is those buffers. The Go side sizes them
-// from the plan's previous serial batch, scaled by input bytes or records
-// (whichever grew more) plus 1/32, or for a plan's first batch from a
-// decode of its first sixteenth. A guess that is too small costs the
-// buffer and the usual copy: an output that outgrows it moves to engine
-// memory and is copied out as before (st_result_column_in_place tells which), so the
-// output never depends on the guess. Packed runs, which reserve one value
-// per byte, count their values instead when that reserve would not fit, so
-// an exact buffer is not abandoned at its last run. A lent buffer's slack
-// stays with the output as unused capacity (sliced off, not freed).
+// twice. So a decode into lent buffers (st_decode_into and
+// st_decode_contiguous_into, which Plan.Decode and Plan.DecodeContiguous
+// use for batches of 64 KiB or more) can skip it: the caller lends one
+// buffer per column, string offsets and partition, the batch is decoded
+// straight into them, and the output is those buffers. The Go side sizes
+// them from the plan's previous such batch, scaled by input bytes or
+// records (whichever grew more) plus 1/32, or for a plan's first batch
+// from a decode of its first sixteenth. A decode on several threads cuts
+// the batch into one chunk per thread, gives each the share of every
+// buffer that its share of the bytes suggests (value stretches 8-byte
+// aligned) and closes the stretches up afterwards (a memmove per column
+// and thread, string offsets and row splits shifted as they move). A
+// guess that is too small costs the buffer and the usual copy: an output
+// that outgrows its buffer or share moves to engine memory and everything
+// is copied out as before (st_result_column_in_place tells what is in
+// place), so the output never depends on the guess. Packed runs, which
+// reserve one value per byte, count their values instead when that
+// reserve would not fit, so an exact buffer is not abandoned at its last
+// run. A lent buffer's slack stays with the output as unused capacity
+// (sliced off, not freed).
 //
 // Packed varints are decoded eight bytes at a time: every value that ends
 // in the word is taken out of it without waiting on the previous value's

@@ -762,17 +762,50 @@ struct Decoder {
 
   // attach makes the caller's buffers the storage of the outputs that
   // have one, then empties the outputs.
-  void attach(const st_output& out) {
+  // attach_part makes the share [lo, hi) (fractions) of each of the
+  // caller's buffers the storage of the outputs that have one, then
+  // empties the outputs: the parts of a batch decoded on several threads
+  // each write their own stretch, closed up by compact afterwards. Value
+  // stretches start 8-byte aligned.
+  void attach_part(const st_output& out, double lo, double hi) {
     external = true;
+    auto region = [&](size_t cap, size_t align, size_t* start) {
+      size_t a = lo <= 0 ? 0 : size_t(double(cap) * lo) / align * align;
+      size_t b = hi >= 1 ? cap : size_t(double(cap) * hi) / align * align;
+      a = std::min(a, cap);
+      b = std::max(a, std::min(b, cap));
+      *start = a;
+      return b - a;
+    };
+    size_t at;
     for (size_t c = 0; c < cols.size(); c++) {
-      if (out.column_data && out.column_data[c]) cols[c].vals.attach(out.column_data[c], out.column_bytes[c]);
-      if (cols[c].dtype == ST_STRING && out.string_offsets && out.string_offsets[c])
-        cols[c].offs.attach(out.string_offsets[c], out.string_offsets_len[c] * 8);
+      if (out.column_data && out.column_data[c]) {
+        size_t len = region(out.column_bytes[c], 8, &at);
+        cols[c].vals.attach(static_cast<uint8_t*>(out.column_data[c]) + at, len);
+      }
+      if (cols[c].dtype == ST_STRING && out.string_offsets && out.string_offsets[c]) {
+        size_t len = region(out.string_offsets_len[c], 1, &at);
+        cols[c].offs.attach(out.string_offsets[c] + at, len * 8);
+      }
     }
     for (size_t k = 0; k < parts.size(); k++) {
-      if (out.partition_splits && out.partition_splits[k]) parts[k].attach(out.partition_splits[k], out.partition_len[k] * 8);
+      if (out.partition_splits && out.partition_splits[k]) {
+        size_t len = region(out.partition_len[k], 1, &at);
+        parts[k].attach(out.partition_splits[k] + at, len * 8);
+      }
     }
     reset();
+  }
+
+  // all_external tells whether every output is in the caller's buffers.
+  bool all_external() const {
+    for (const Column& c : cols) {
+      if (!c.vals.external || (c.dtype == ST_STRING && !c.offs.external)) return false;
+    }
+    for (const Buf& b : parts) {
+      if (!b.external) return false;
+    }
+    return true;
   }
 
   size_t capacity() const {
@@ -1295,6 +1328,54 @@ std::unique_ptr<Decoder> get_decoder(const st_plan* plan) {
   return std::unique_ptr<Decoder>(new Decoder(plan));
 }
 
+// compact closes up the stretches of the caller's buffers that the chunks
+// of a multi-threaded decode wrote, shifting string offsets and row
+// splits, and leaves one chunk, so that the outputs read as in place. It
+// does nothing when any output of any chunk moved to engine memory (the
+// outputs are then copied out as usual).
+void compact(st_result& res) {
+  for (auto& ch : res.chunks) {
+    if (!ch->all_external()) return;
+  }
+  Decoder& d = *res.chunks[0];
+  for (size_t k = 1; k < res.chunks.size(); k++) {
+    Decoder& s = *res.chunks[k];
+    for (size_t c = 0; c < d.cols.size(); c++) {
+      Column& dc = d.cols[c];
+      Column& sc = s.cols[c];
+      int64_t base = int64_t(dc.vals.len);
+      // The source stretch lies after the destination's end: a forward
+      // move (memmove, and the offsets loop) never overwrites unread data.
+      if (sc.vals.len) memmove(dc.vals.p + dc.vals.len, sc.vals.p, sc.vals.len);
+      dc.vals.cap = size_t(sc.vals.p - dc.vals.p) + sc.vals.cap;
+      dc.vals.len += sc.vals.len;
+      if (dc.dtype == ST_STRING) {
+        size_t m = sc.offs.len / 8;
+        dc.offs.cap = size_t(sc.offs.p - dc.offs.p) + sc.offs.cap;
+        for (size_t i = 1; i < m; i++) {
+          int64_t v = base + sc.offs.i64(i);
+          memcpy(dc.offs.p + dc.offs.len, &v, 8);
+          dc.offs.len += 8;
+        }
+      }
+      dc.n += sc.n;
+    }
+    for (size_t p = 0; p < d.parts.size(); p++) {
+      Buf& db = d.parts[p];
+      Buf& sb = s.parts[p];
+      int64_t base = db.last_i64();
+      size_t m = sb.len / 8;
+      db.cap = size_t(sb.p - db.p) + sb.cap;
+      for (size_t i = 1; i < m; i++) {
+        int64_t v = base + sb.i64(i);
+        memcpy(db.p + db.len, &v, 8);
+        db.len += 8;
+      }
+    }
+  }
+  res.chunks.resize(1);
+}
+
 template <class Get>
 st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_prefix, const st_options* opts,
                         const st_output* out, st_error* err, const Get& get) {
@@ -1312,9 +1393,10 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     // in) and keep the output being written near the cache.
     constexpr int64_t kChunkBytes = int64_t(1) << 20;
     int64_t total = sizes_prefix[n];
-    // Caller's buffers take the whole batch as one chunk: its outputs are
-    // then final as written.
-    int64_t nchunks = out ? 1 : std::max<int64_t>(1, std::min<int64_t>(n, (total + kChunkBytes - 1) / kChunkBytes));
+    // With the caller's buffers, one chunk per thread, each writing its
+    // share of the buffers (by bytes), closed up afterwards (compact).
+    int64_t nchunks = out ? std::max<int64_t>(1, std::min<int64_t>(n, threads))
+                          : std::max<int64_t>(1, std::min<int64_t>(n, (total + kChunkBytes - 1) / kChunkBytes));
     std::vector<int64_t> bounds(static_cast<size_t>(nchunks + 1));
     bounds[0] = 0;
     for (int64_t k = 1; k < nchunks; k++) {
@@ -1323,9 +1405,14 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     }
     bounds[size_t(nchunks)] = n;
     if (out) {
-      res->chunks.push_back(std::unique_ptr<Decoder>(new Decoder(plan)));
-      res->chunks.back()->attach(*out);
-      res->chunks.back()->cancel = cancel;
+      auto frac = [&](int64_t k) {
+        return total > 0 ? double(sizes_prefix[bounds[size_t(k)]]) / double(total) : double(bounds[size_t(k)]) / double(n);
+      };
+      for (int64_t k = 0; k < nchunks; k++) {
+        res->chunks.push_back(std::unique_ptr<Decoder>(new Decoder(plan)));
+        res->chunks.back()->attach_part(*out, k == 0 ? 0.0 : frac(k), k + 1 == nchunks ? 1.0 : frac(k + 1));
+        res->chunks.back()->cancel = cancel;
+      }
     } else {
       for (int64_t k = 0; k < nchunks; k++) {
         res->chunks.push_back(get_decoder(plan));
@@ -1372,6 +1459,7 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
         return nullptr;
       }
     }
+    if (out && res->chunks.size() > 1) compact(*res);
     return res.release();
   } catch (const std::bad_alloc&) {
     set_error(err, ST_ERR_INTERNAL, -1, -1, "out of memory");

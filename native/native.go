@@ -61,7 +61,7 @@ func toError(e *C.st_error) error {
 // Plan is a parsed plan owned by the engine. It is safe for concurrent use.
 type Plan struct {
 	p *C.st_plan
-	// last holds the output sizes of the last serial contiguous decode,
+	// last holds the output sizes of the last decode that could lend,
 	// from which the next one sizes the Go buffers it lends the engine.
 	last atomic.Pointer[outputSizes]
 }
@@ -192,7 +192,7 @@ func (p *Plan) Decode(ctx context.Context, records [][]byte, o Options) (*Result
 // firstWith(b) the number of first records that hold at least b bytes.
 func (p *Plan) lendFor(o Options, inBytes int64, n int, decodeFirst func(k int, out *C.st_output) *C.st_result,
 	bytesOf func(k int) int64, firstWith func(b int64) int) *lent {
-	if o.Threads != 1 || inBytes < lendMinBytes || n == 0 {
+	if inBytes < lendMinBytes || n == 0 {
 		return nil
 	}
 	last := p.last.Load()
@@ -206,11 +206,11 @@ func (p *Plan) lendFor(o Options, inBytes int64, n int, decodeFirst func(k int, 
 }
 
 // result wraps a decode's result, keeping what was lent until it is freed
-// and, for a serial decode, its sizes for the next one.
+// and, for a batch that could lend, its sizes for the next one.
 func (p *Plan) result(r *C.st_result, l *lent, o Options, inBytes int64, n int) *Result {
 	res := newResult(r, p)
 	res.lent = l
-	if o.Threads == 1 {
+	if l != nil || inBytes >= lendMinBytes {
 		p.last.Store(res.sizes(inBytes, int64(n)))
 	}
 	return res
@@ -218,13 +218,13 @@ func (p *Plan) result(r *C.st_result, l *lent, o Options, inBytes int64, n int) 
 
 // DecodeContiguous decodes the records data[offsets[i]:offsets[i+1]].
 //
-// A serial decode (Threads 1; here and in Decode) of a batch of at least
-// lendMinBytes lends the engine Go buffers sized from the plan's last
-// serial batch, or for its first from a sample of the batch (see lend),
-// so the engine writes the columns in their final place: no engine copy
-// of the output exists beside the Go one, and nothing is copied. Outputs
-// that outgrow their buffer are copied out as usual, so the result is the
-// same either way.
+// A decode (here and in Decode) of a batch of at least lendMinBytes lends
+// the engine Go buffers sized from the plan's last such batch, or for its
+// first from a sample of the batch (see lend), so the engine writes the
+// columns in their final place (each thread its share, closed up
+// afterwards): no engine copy of the output exists beside the Go one.
+// Outputs that outgrow their buffer are copied out as usual, so the
+// result is the same either way.
 func (p *Plan) DecodeContiguous(ctx context.Context, data []byte, offsets []int64, o Options) (*Result, error) {
 	if len(offsets) == 0 {
 		return nil, &Error{Code: CodeArgument, Record: -1, Offset: -1, Message: "offsets are empty (need n+1 entries)"}
@@ -259,13 +259,13 @@ func (p *Plan) DecodeContiguous(ctx context.Context, data []byte, offsets []int6
 	return p.result(r, l, o, inBytes, n), nil
 }
 
-// lendMinBytes is the input size from which a serial decode lends the
+// lendMinBytes is the input size from which a decode lends the
 // engine Go buffers: below it the copy is cheap and the buffers' slack
 // would weigh more.
 const lendMinBytes = 64 << 10
 
 // sample decodes the first records of a batch (about a sixteenth of its
-// bytes) to size the buffers of a plan's first serial decode, or returns
+// bytes) to size the buffers of a plan's first decode, or returns
 // nil when that would not help (the first records are most of the batch)
 // or the sample fails (the whole decode then reports the error).
 func (p *Plan) sample(inBytes int64, n int, decodeFirst func(k int, out *C.st_output) *C.st_result,
@@ -276,7 +276,7 @@ func (p *Plan) sample(inBytes int64, n int, decodeFirst func(k int, out *C.st_ou
 	}
 	// An st_output without buffers: engine memory, but a decoder of its
 	// own that is freed with the result rather than kept in the plan's
-	// pool, which serial decodes do not use.
+	// pool, which decodes into lent buffers do not use.
 	out := (*C.st_output)(C.calloc(1, C.size_t(unsafe.Sizeof(C.st_output{}))))
 	defer C.free(unsafe.Pointer(out))
 	r := decodeFirst(k, out)

@@ -121,8 +121,10 @@ typedef struct st_output {
 } st_output;
 
 /* st_decode and st_decode_contiguous writing into the caller's buffers
- * (out may be NULL). The batch is decoded as one chunk, on one thread,
- * whatever opts says. */
+ * (out may be NULL). The batch is cut into one chunk per thread (not
+ * chunks of 1 MiB), each writing the share of every buffer that its share
+ * of the input bytes suggests; the stretches are closed up afterwards
+ * unless some output outgrew its share (it is then copied out as usual). */
 st_result* st_decode_into(const st_plan* plan, const uint8_t* const* ptrs, const size_t* lens, int64_t n,
                           const st_options* opts, const st_output* out, st_error* err);
 st_result* st_decode_contiguous_into(const st_plan* plan, const uint8_t* data, size_t data_len,

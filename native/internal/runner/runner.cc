@@ -68,7 +68,7 @@ static std::vector<std::vector<uint8_t>> outputs(const st_plan* plan, const st_r
 // unless the outputs equal want's.
 static void check_into(const st_plan* plan, const st_result* want, const std::vector<const uint8_t*>& ptrs,
                        const std::vector<size_t>& lens, size_t from, size_t to, size_t num, size_t den,
-                       bool contiguous) {
+                       bool contiguous, int threads) {
   std::vector<uint8_t> data;
   std::vector<int64_t> offsets{0};
   for (size_t i = from; i < to; i++) {
@@ -101,6 +101,7 @@ static void check_into(const st_plan* plan, const st_result* want, const std::ve
   out.partition_len = part_cap.data();
   st_options opts;
   memset(&opts, 0, sizeof opts);
+  opts.threads = threads;
   st_error err;
   st_result* got = contiguous
                        ? st_decode_contiguous_into(plan, exact, data.size(), offsets.data(), int64_t(to - from), &opts, &out, &err)
@@ -193,8 +194,8 @@ int main(int argc, char** argv) {
       }
       ok++;
       for (bool contiguous : {true, false}) {
-        check_into(plan, r, ptrs, lens, i, i + 1, 1, 1, contiguous);
-        check_into(plan, r, ptrs, lens, i, i + 1, 1, 2, contiguous);
+        check_into(plan, r, ptrs, lens, i, i + 1, 1, 1, contiguous, 1);
+        check_into(plan, r, ptrs, lens, i, i + 1, 1, 2, contiguous, 1);
       }
       for (int64_t c = 0; c < st_plan_num_columns(plan); c++) {
         std::vector<uint8_t> v(size_t(st_result_column_bytes(r, c)));
@@ -216,8 +217,12 @@ int main(int argc, char** argv) {
     }
     if (it == 0) {
       for (bool contiguous : {true, false}) {
-        check_into(plan, r, ptrs, lens, 0, ptrs.size(), 1, 1, contiguous);
-        check_into(plan, r, ptrs, lens, 0, ptrs.size(), 2, 3, contiguous);
+        // Exact buffers, too small ones, and room to spare on several
+        // threads (each writing its share, then closed up).
+        check_into(plan, r, ptrs, lens, 0, ptrs.size(), 1, 1, contiguous, 1);
+        check_into(plan, r, ptrs, lens, 0, ptrs.size(), 2, 3, contiguous, 1);
+        check_into(plan, r, ptrs, lens, 0, ptrs.size(), 3, 2, contiguous, 3);
+        check_into(plan, r, ptrs, lens, 0, ptrs.size(), 1, 1, contiguous, 2);
       }
     }
     for (int64_t c = 0; c < st_plan_num_columns(plan); c++) {
