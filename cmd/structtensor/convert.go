@@ -176,12 +176,40 @@ func runConvert(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 // the format can be, with a progress bar on stderr when that is a
 // terminal; anything else is read whole.
 func readInput(in *format, r io.Reader, spec structtensor.Spec, stderr io.Writer) (structtensor.Value, error) {
-	if f, ok := r.(*os.File); ok && in.stream != nil {
+	if f, ok := r.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			return readStream(in, f, fi.Size(), spec, stderr)
+			if in.stream != nil {
+				return readStream(in, f, fi.Size(), spec, stderr)
+			}
+			// Read whole, with the bytes read so far as progress.
+			start, _ := f.Seek(0, io.SeekCurrent)
+			pr := &progressReader{r: f, progress: newConvertProgress(stderr, fi.Size()-start), step: (fi.Size() - start) / 100}
+			v, err := readWhole(in, pr, spec)
+			pr.progress.done()
+			return v, err
 		}
 	}
 	return readWhole(in, r, spec)
+}
+
+// progressReader shows the bytes read through it, once per step bytes
+// (1% of the input, at least 1 MiB) and at the end, so a large file costs
+// a hundred updates, not one per read.
+type progressReader struct {
+	r        io.Reader
+	progress *progress
+	n, next  int64
+	step     int64
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	if p.n >= p.next || err != nil {
+		p.progress.update(-1, p.n)
+		p.next = p.n + max(p.step, 1<<20)
+	}
+	return n, err
 }
 
 func readWhole(in *format, r io.Reader, spec structtensor.Spec) (structtensor.Value, error) {

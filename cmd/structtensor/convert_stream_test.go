@@ -147,3 +147,17 @@ func TestConvertProgress(t *testing.T) {
 		t.Errorf("stderr a pipe: exit %d, stderr %q, want nothing", code, piped)
 	}
 }
+
+// A format read whole (json here) shows the bytes read as its progress.
+func TestConvertProgressWholeRead(t *testing.T) {
+	input := "[" + strings.TrimSuffix(strings.Repeat("{\"a\": [1, 2, 3]},", 1000), ",") + "]"
+	newConvertProgress = func(w io.Writer, size int64) *progress { return &progress{w: w, size: size} }
+	code, out, errs := convertFile(t, input, "--from", "json", "--to", "spec")
+	newConvertProgress = newProgress
+	if code != 0 || !strings.Contains(out, `"shape":[1000]`) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if !strings.HasSuffix(errs, "] 100% 0.0 MB\n") || !strings.HasPrefix(errs, "\r[") {
+		t.Errorf("stderr %q: want a byte-progress bar ending at 100%%", errs)
+	}
+}

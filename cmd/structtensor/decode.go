@@ -193,6 +193,8 @@ func newProgress(w io.Writer, size int64) *progress {
 	return p
 }
 
+// update shows the records and bytes read so far; records < 0 when only
+// bytes are known (a format read whole).
 func (p *progress) update(records, bytes int64) {
 	if p.w == nil {
 		return
@@ -205,6 +207,10 @@ func (p *progress) update(records, bytes int64) {
 			frac = 1
 		}
 		n := int(frac * width)
+		if records < 0 {
+			fmt.Fprintf(p.w, "\r[%s%s] %3.0f%% %.1f MB", strings.Repeat("=", n), strings.Repeat(" ", width-n), frac*100, float64(bytes)/1e6)
+			return
+		}
 		fmt.Fprintf(p.w, "\r[%s%s] %3.0f%% %d records", strings.Repeat("=", n), strings.Repeat(" ", width-n), frac*100, records)
 		return
 	}
