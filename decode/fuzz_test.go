@@ -176,3 +176,42 @@ func dropUnknown(m protoreflect.Message) {
 		return true
 	})
 }
+
+// FuzzUnmarshalPlan feeds the plan parser (Go and engine) mutated plans:
+// it never crashes, every error wraps ErrPlan, and a plan it accepts
+// decodes records without crashing, with only data errors, the same
+// after a MarshalBinary round trip.
+func FuzzUnmarshalPlan(f *testing.F) {
+	for _, p := range fuzzPlans(f) {
+		b, err := p.MarshalBinary()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	records := fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := UnmarshalPlan(b)
+		if err != nil {
+			if !errors.Is(err, ErrPlan) {
+				t.Fatalf("error does not wrap ErrPlan: %v", err)
+			}
+			return
+		}
+		again, err := p.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := UnmarshalPlan(again)
+		if err != nil {
+			t.Fatalf("a plan that parsed does not parse after MarshalBinary: %v", err)
+		}
+		for _, r := range records {
+			a, errA := p.Decode([][]byte{r}, WithThreads(1))
+			c, errC := q.Decode([][]byte{r}, WithThreads(1))
+			if (errA == nil) != (errC == nil) || (errA == nil && !structtensor.Equal(a, c)) {
+				t.Fatalf("round-tripped plan decodes differently: %v / %v", errA, errC)
+			}
+		}
+	})
+}
