@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 
+	"github.com/structtensor/structtensor-go/internal/testenv"
 	st "github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -129,7 +130,7 @@ func python(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("pyarrow check skipped: %s is absent (run scripts/setup-python.sh or make test)", p)
+		testenv.Missing(t, "pyarrow check skipped: %s is absent (run scripts/setup-python.sh or make test)", p)
 	}
 	return p
 }

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/structtensor/structtensor-go/internal/testenv"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -143,7 +144,7 @@ func TestStruct2TensorAgrees(t *testing.T) {
 	}
 	s2t := registry["struct2tensor"]
 	if why := s2t.unavailable(e); why != "" {
-		t.Skipf("skipping: %s", why)
+		testenv.Missing(t, "skipping: %s", why)
 	}
 	e.minTime, e.minIters = 0, 1
 	// One struct2tensor process for every dataset: TensorFlow's import

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/structtensor/structtensor-go/internal/testenv"
 	"github.com/structtensor/structtensor-go/tfbridge"
 )
 
@@ -20,7 +21,7 @@ func needOpsLib(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s is missing (make ops-lib builds it; make test does)", p)
+		testenv.Missing(t, "%s is missing (make ops-lib builds it; make test does)", p)
 	}
 	return p
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/structtensor/structtensor-go/decode"
+	"github.com/structtensor/structtensor-go/internal/testenv"
 	"github.com/structtensor/structtensor-go/tfrecord"
 )
 
@@ -25,7 +26,7 @@ func TestEngineUnderSanitizers(t *testing.T) {
 	}
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
-		t.Skip("g++ not found")
+		testenv.Missing(t, "g++ not found")
 	}
 	dir := t.TempDir()
 	runner := filepath.Join(dir, "runner")

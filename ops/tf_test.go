@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/structtensor/structtensor-go/internal/testenv"
 )
 
 // venvPython returns the interpreter `make setup` installs TensorFlow
@@ -25,7 +27,7 @@ func venvPython(t *testing.T, venv string) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("skipping: %s not found (run scripts/setup-python.sh)", p)
+		testenv.Missing(t, "skipping: %s not found (run scripts/setup-python.sh)", p)
 	}
 	return p
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 
+	"github.com/structtensor/structtensor-go/internal/testenv"
 	st "github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -199,7 +200,7 @@ func python(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("pyarrow check skipped: %s is absent (run scripts/setup-python.sh or make test)", p)
+		testenv.Missing(t, "pyarrow check skipped: %s is absent (run scripts/setup-python.sh or make test)", p)
 	}
 	return p
 }

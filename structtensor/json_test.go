@@ -17,6 +17,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/structtensor/structtensor-go/internal/testenv"
 	"pgregory.net/rapid"
 )
 
@@ -567,7 +568,7 @@ func TestFromValueAgainstTensorFlow(t *testing.T) {
 		python = filepath.Join("..", ".venv", "bin", "python")
 	}
 	if _, err := os.Stat(python); err != nil {
-		t.Skipf("no TensorFlow venv (%v); run scripts/setup-python.sh", err)
+		testenv.Missing(t, "no TensorFlow venv (%v); run scripts/setup-python.sh", err)
 	}
 	var inputs [][]byte
 	var args []string

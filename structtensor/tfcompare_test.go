@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/structtensor/structtensor-go/internal/testenv"
 	st "github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -26,7 +27,7 @@ func TestMatchesTensorFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(python); err != nil {
-		t.Skipf("needs the TensorFlow venv (make setup): %v", err)
+		testenv.Missing(t, "needs the TensorFlow venv (make setup): %v", err)
 	}
 	gets, ups := getCases(), updateCases()
 	var in []map[string]any

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/structtensor/structtensor-go/internal/testenv"
 	"github.com/structtensor/structtensor-go/structtensor"
 	graphpb "github.com/wamuir/graft/tensorflow/core/framework/graph_go_proto"
 	tsppb "github.com/wamuir/graft/tensorflow/core/framework/tensor_shape_go_proto"
@@ -23,7 +24,7 @@ func venvPython(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("no %s (run `make setup`): %v", p, err)
+		testenv.Missing(t, "no %s (run `make setup`): %v", p, err)
 	}
 	return p
 }

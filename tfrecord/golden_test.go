@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/structtensor/structtensor-go/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tf-*.tfrecord with TensorFlow's output")
@@ -54,13 +56,13 @@ func python(t *testing.T) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Skip("skipping: no go.mod above the test directory, so no .venv to find")
+			testenv.Missing(t, "skipping: no go.mod above the test directory, so no .venv to find")
 		}
 		dir = parent
 	}
 	py := filepath.Join(dir, ".venv", "bin", "python")
 	if _, err := os.Stat(py); err != nil {
-		t.Skipf("skipping the TensorFlow comparison: %s is absent (make test creates it with scripts/setup-python.sh)", py)
+		testenv.Missing(t, "skipping the TensorFlow comparison: %s is absent (make test creates it with scripts/setup-python.sh)", py)
 	}
 	return py
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	starrow "github.com/structtensor/structtensor-go/arrow"
+	"github.com/structtensor/structtensor-go/internal/testenv"
 	"github.com/structtensor/structtensor-go/parquet"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
@@ -75,7 +76,7 @@ func must[T any](v T, err error) T {
 
 func TestDecodeToArrowParquet(t *testing.T) {
 	if _, err := os.Stat("../../testdata/decode/recipes.tfrecord"); err != nil {
-		t.Skip("decode test data absent")
+		testenv.Missing(t, "decode test data absent")
 	}
 	args := []string{"decode", "--descriptor-set", "../../testdata/proto/testdata.pb",
 		"--message", "structtensor.testdata.recipe.Recipe", "--path", "title", "--path", "steps.tools.name"}
