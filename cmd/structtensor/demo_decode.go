@@ -1,9 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/tfrecord"
@@ -18,15 +18,7 @@ func init() {
 // plan's Spec (known before any data), the decoded StructTensor, and a
 // projection onto a few paths.
 func runDecodeDemo(w io.Writer) error {
-	descPath, err := bundledData("proto/testdata.pb")
-	if err != nil {
-		return err
-	}
-	descBytes, err := os.ReadFile(descPath)
-	if err != nil {
-		return err
-	}
-	desc, err := decode.LoadDescriptorSet(descBytes)
+	desc, err := demoDescriptors()
 	if err != nil {
 		return err
 	}
@@ -35,18 +27,9 @@ func runDecodeDemo(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	recPath, err := bundledData("decode/recipes.tfrecord")
+	batch, err := demoRecipeRecords()
 	if err != nil {
 		return err
-	}
-	f, err := os.Open(recPath)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	batch, err := tfrecord.NewReader(f).NextBatch(0)
-	if err != nil {
-		return fmt.Errorf("testdata/decode/recipes.tfrecord: %w", err)
 	}
 	st, err := plan.DecodeContiguous(batch.Data, batch.Offsets)
 	if err != nil {
@@ -67,4 +50,27 @@ func runDecodeDemo(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "Projected on %q:\n%v\n", paths, pst)
 	return nil
+}
+
+// demoDescriptors loads the bundled FileDescriptorSet of the test schemas
+// (written by go run ./decode/internal/gendesc).
+func demoDescriptors() (*decode.Descriptors, error) {
+	b, err := readBundled("proto/testdata.pb")
+	if err != nil {
+		return nil, err
+	}
+	return decode.LoadDescriptorSet(b)
+}
+
+// demoRecipeRecords reads the bundled recipe TFRecord file as one batch.
+func demoRecipeRecords() (*tfrecord.Batch, error) {
+	b, err := readBundled("decode/recipes.tfrecord")
+	if err != nil {
+		return nil, err
+	}
+	batch, err := tfrecord.NewReader(bytes.NewReader(b)).NextBatch(0)
+	if err != nil {
+		return nil, fmt.Errorf("testdata/decode/recipes.tfrecord: %w", err)
+	}
+	return batch, nil
 }

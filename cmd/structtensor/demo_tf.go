@@ -10,7 +10,6 @@ import (
 	"github.com/structtensor/structtensor-go/savedmodel"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
-	"github.com/structtensor/structtensor-go/tfrecord"
 )
 
 func init() {
@@ -21,15 +20,7 @@ func init() {
 // back into TensorFlow, runs the bundled recipe records through the saved
 // graph, and checks the result against the Go decoder.
 func runTFDemo(w io.Writer) error {
-	descPath, err := bundledData("proto/testdata.pb")
-	if err != nil {
-		return err
-	}
-	descBytes, err := os.ReadFile(descPath)
-	if err != nil {
-		return err
-	}
-	desc, err := decode.LoadDescriptorSet(descBytes)
+	desc, err := demoDescriptors()
 	if err != nil {
 		return err
 	}
@@ -62,18 +53,9 @@ func runTFDemo(w io.Writer) error {
 		return err
 	}
 	defer dv.Close()
-	recPath, err := bundledData("decode/recipes.tfrecord")
+	batch, err := demoRecipeRecords()
 	if err != nil {
 		return err
-	}
-	f, err := os.Open(recPath)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	batch, err := tfrecord.NewReader(f).NextBatch(0)
-	if err != nil {
-		return fmt.Errorf("testdata/decode/recipes.tfrecord: %w", err)
 	}
 	records, err := structtensor.NewStringTensor(structtensor.Shape{batch.Len()}, batch.Data, batch.Offsets, false)
 	if err != nil {
