@@ -121,24 +121,10 @@ func TestCDataRoundTrip(t *testing.T) {
 	}
 }
 
-// python returns the project's .venv interpreter, skipping when it is
-// absent (make test always creates it).
-func python(t *testing.T) string {
-	t.Helper()
-	p, err := filepath.Abs("../.venv/bin/python")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		testenv.Missing(t, "pyarrow check skipped: %s is absent (run scripts/setup-python.sh or make test)", p)
-	}
-	return p
-}
-
 // runPython runs a Python script with args and returns its stdout.
 func runPython(t *testing.T, script string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(python(t), append([]string{"-c", script}, args...)...)
+	cmd := exec.Command(testenv.Python(t, ".venv"), append([]string{"-c", script}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -188,8 +174,7 @@ print(json.dumps(t.to_pylist(), default=list))
 `
 
 func TestIPCReadsInPyarrow(t *testing.T) {
-	py := python(t)
-	_ = py
+	testenv.Python(t, ".venv")
 	path := filepath.Join(t.TempDir(), "recipes.arrows")
 	var buf bytes.Buffer
 	if err := WriteIPC(&buf, recipes()); err != nil {

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -22,14 +21,7 @@ import (
 // `make test` runs these comparisons after its set-up step.
 func venvPython(t *testing.T, venv string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", venv, "bin", "python"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		testenv.Missing(t, "skipping: %s not found (run scripts/setup-python.sh)", p)
-	}
-	return p
+	return testenv.Python(t, venv)
 }
 
 type tfResult struct {

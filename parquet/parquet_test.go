@@ -191,23 +191,9 @@ func TestCorrupt(t *testing.T) {
 	}
 }
 
-// python returns the project's .venv interpreter, skipping when it is
-// absent (make test always creates it).
-func python(t *testing.T) string {
-	t.Helper()
-	p, err := filepath.Abs("../.venv/bin/python")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		testenv.Missing(t, "pyarrow check skipped: %s is absent (run scripts/setup-python.sh or make test)", p)
-	}
-	return p
-}
-
 func runPython(t *testing.T, script string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(python(t), append([]string{"-c", script}, args...)...)
+	cmd := exec.Command(testenv.Python(t, ".venv"), append([]string{"-c", script}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -281,7 +267,7 @@ print(json.dumps(t.to_pylist()))
 
 // A nested file we write reads in pyarrow to the same values.
 func TestPyarrowReadsOurFile(t *testing.T) {
-	python(t)
+	testenv.Python(t, ".venv")
 	s := recipes(t)
 	path := filepath.Join(t.TempDir(), "recipes.parquet")
 	if err := os.WriteFile(path, writeBytes(t, s), 0o644); err != nil {
@@ -309,7 +295,7 @@ print(t.schema)
 // A pyarrow-written file with lists of structs of lists reads in Go to the
 // same values.
 func TestReadPyarrowFile(t *testing.T) {
-	python(t)
+	testenv.Python(t, ".venv")
 	path := filepath.Join(t.TempDir(), "pyarrow.parquet")
 	schema := runPython(t, pyWriteParquet, "../testdata/recipe/recipes.json", path)
 	if !strings.Contains(string(schema), "struct<user_embedding: list<") {

@@ -563,13 +563,7 @@ func TestFromValueAgainstTensorFlow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts TensorFlow")
 	}
-	python := os.Getenv("STRUCTTENSOR_PYTHON")
-	if python == "" {
-		python = filepath.Join("..", ".venv", "bin", "python")
-	}
-	if _, err := os.Stat(python); err != nil {
-		testenv.Missing(t, "no TensorFlow venv (%v); run scripts/setup-python.sh", err)
-	}
+	python := testenv.Python(t, ".venv")
 	var inputs [][]byte
 	var args []string
 	for _, pat := range []string{"tf_*.json", "rfc_*.json", "err_structs_and_scalars.json", "err_null.json", "numbers_int64.json"} {

@@ -3,7 +3,6 @@ package structtensor_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -22,13 +21,7 @@ func TestMatchesTensorFlow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts TensorFlow (about 10 s); make test runs it")
 	}
-	python, err := filepath.Abs(filepath.Join("..", ".venv", "bin", "python"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(python); err != nil {
-		testenv.Missing(t, "needs the TensorFlow venv (make setup): %v", err)
-	}
+	python := testenv.Python(t, ".venv")
 	gets, ups := getCases(), updateCases()
 	var in []map[string]any
 	for _, c := range gets {

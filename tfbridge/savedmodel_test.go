@@ -19,14 +19,7 @@ import (
 // venvPython is the interpreter `make setup` installs TensorFlow into.
 func venvPython(t *testing.T) string {
 	t.Helper()
-	p, err := filepath.Abs("../.venv/bin/python")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		testenv.Missing(t, "no %s (run `make setup`): %v", p, err)
-	}
-	return p
+	return testenv.Python(t, ".venv")
 }
 
 // TestLoadPythonSavedModel loads a SavedModel written by Python TensorFlow

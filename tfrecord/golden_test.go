@@ -49,22 +49,7 @@ func goldenPath(c Compression) string { return filepath.Join("testdata", "tf-"+c
 // the module root, or skips the test when it is absent.
 func python(t *testing.T) string {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			testenv.Missing(t, "skipping: no go.mod above the test directory, so no .venv to find")
-		}
-		dir = parent
-	}
-	py := filepath.Join(dir, ".venv", "bin", "python")
-	if _, err := os.Stat(py); err != nil {
-		testenv.Missing(t, "skipping the TensorFlow comparison: %s is absent (make test creates it with scripts/setup-python.sh)", py)
-	}
-	return py
+	return testenv.Python(t, ".venv")
 }
 
 func runPython(t *testing.T, py string, stdin []byte, args ...string) []byte {

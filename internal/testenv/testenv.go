@@ -11,6 +11,7 @@ package testenv
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -26,4 +27,30 @@ func Missing(t testing.TB, format string, args ...any) {
 		t.Fatalf("%s (%s is set: make test installs every reference before testing)", msg, RequireEnv)
 	}
 	t.Skip(msg)
+}
+
+// Python returns the interpreter of the virtualenv venv (".venv" or
+// ".venv-s2t") at the module root, calling Missing when it is absent.
+func Python(t testing.TB, venv string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			Missing(t, "no go.mod above %s, so no %s to find", dir, venv)
+			return ""
+		}
+		dir = parent
+	}
+	p := filepath.Join(dir, venv, "bin", "python")
+	if _, err := os.Stat(p); err != nil {
+		Missing(t, "%s is absent (scripts/setup-python.sh creates it; make test runs that)", p)
+	}
+	return p
 }
