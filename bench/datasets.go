@@ -16,7 +16,7 @@ import (
 )
 
 // descriptorSetPath is the test schemas' FileDescriptorSet, relative to
-// the module root; the engine developer's decode/internal/gendesc writes it.
+// the module root; go run ./decode/internal/gendesc writes it.
 const descriptorSetPath = "testdata/proto/testdata.pb"
 
 // schemas holds the parsed test schemas.

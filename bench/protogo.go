@@ -15,7 +15,7 @@ import (
 // The protogo decoder is the baseline a Go programmer would write without
 // this project: dynamicpb unmarshals each record into a message, and a walk
 // of the message appends every projected field to columns, producing the
-// same StructTensor as the engine by the mapping table of DESIGN.md.
+// same StructTensor as the engine by the mapping table in decode's package doc.
 //
 // One adjustment keeps the comparison honest: Go maps do not remember wire
 // order, while the engine emits map entries in wire order (a map is a list

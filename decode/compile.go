@@ -13,7 +13,7 @@ import (
 )
 
 // Field modes: how a field's values map to the output (the mapping table
-// of DESIGN.md). The numbers are part of the plan's byte form.
+// of decode's package doc). The numbers are part of the plan's byte form.
 const (
 	modeRequired = 0 // scalar per message; missing is an error (or the default)
 	modeImplicit = 1 // scalar per message; missing is the default

@@ -5,7 +5,7 @@
 // It adds no mapping of its own: each JSON line is parsed into a dynamic
 // message of the given descriptor (protojson.Unmarshal), serialized, and
 // decoded by a decode.Plan, so JSON input gives exactly the StructTensor
-// the same messages give in binary form (the table in DESIGN.md: repeated
+// the same messages give in binary form (the table in decode's package doc: repeated
 // fields and maps are lists, fields with presence 0/1 lists, implicit
 // scalars scalars). The way back walks that mapping in reverse: each row
 // becomes a dynamic message, written with protojson.Marshal.
