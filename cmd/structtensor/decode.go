@@ -117,18 +117,11 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	in, size := stdin, int64(-1)
-	if name := fs.Arg(0); name != "" && name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in = f
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			size = fi.Size()
-		}
+	in, size, err := openRecordInput(fs.Arg(0), stdin)
+	if err != nil {
+		return err
 	}
+	defer in.Close()
 	counter := &countingReader{r: in}
 	progress := newProgress(stderr, size)
 	stream := plan.NewStream(counter, opts)

@@ -4,11 +4,30 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/structtensor/structtensor-go/ops"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
+
+// openRecordInput opens the records of "decode" and "dataview run": the
+// file name, or stdin for "" or "-". size is the file's size when it is a
+// regular file (for the progress bar), else -1.
+func openRecordInput(name string, stdin io.Reader) (in io.ReadCloser, size int64, err error) {
+	if name == "" || name == "-" {
+		return io.NopCloser(stdin), -1, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, -1, err
+	}
+	size = -1
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return f, size, nil
+}
 
 // recordOutput is the output half that "decode" and "dataview run" share:
 // --to (spec, or one of decodeWriters) and -o, so both commands keep one
