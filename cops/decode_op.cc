@@ -9,12 +9,17 @@
 
 #include "decode_op.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <map>
 #include <memory>
-#include <new>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -92,14 +97,175 @@ void shapeFn(TF_ShapeInferenceContext* ctx, TF_Status* status) {
 }
 
 // ---------------------------------------------------------------------------
+// Output memory.
+//
+// The kernel lends the engine 64-byte-aligned blocks sized from the
+// previous batch (st_decode_into), and the blocks the engine filled become
+// the output tensors as they are (TF_NewTensor with a deallocator): no
+// copy of the output exists beside the tensors. TF_NewTensor copies
+// numeric data less aligned than EIGEN_MAX_ALIGN_BYTES, hence 64. A block
+// goes back to its kernel's pool when TensorFlow drops the last tensor
+// that holds it, so a stream of similar batches reuses the same, already
+// faulted-in memory instead of mapping fresh pages for every output. The
+// pool is shared (shared_ptr) by the kernel and every block still out, so
+// a tensor may outlive its kernel, session and graph.
+
+constexpr size_t kAlign = 64;
+
+// Blocks on loan (out of their pool), for tests: once every tensor of a
+// run is gone, and at once for a run that fails, they are all back.
+std::atomic<int64_t> loanedBlocks{0};
+
+// sizeClass rounds a request up so that batches whose outputs differ by a
+// few percent ask for the same capacity and reuse each other's blocks:
+// multiples of 4 KiB up to 64 KiB, then steps of an eighth of a power of two.
+size_t sizeClass(size_t n) {
+  if (n <= (size_t{64} << 10)) return n == 0 ? 4096 : (n + 4095) & ~size_t{4095};
+  const size_t step = (size_t{1} << (63 - __builtin_clzll(n))) / 8;
+  return (n + step - 1) / step * step;
+}
+
+class Pool {
+ public:
+  ~Pool() {
+    for (auto& e : free_) std::free(e.second);
+  }
+
+  // get returns memory for at least n bytes and its capacity, or nullptr.
+  void* get(size_t n, size_t* cap) {
+    const size_t want = sizeClass(n);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = free_.lower_bound(want);
+      if (it != free_.end() && it->first <= 2 * want) {
+        void* p = it->second;
+        *cap = it->first;
+        cached_ -= it->first;
+        free_.erase(it);
+        loanedBlocks.fetch_add(1, std::memory_order_relaxed);
+        return p;
+      }
+    }
+    void* p = std::aligned_alloc(kAlign, want);  // want is a multiple of 4096
+    if (p == nullptr) return nullptr;
+    loanedBlocks.fetch_add(1, std::memory_order_relaxed);
+    *cap = want;
+    return p;
+  }
+
+  // put takes memory back, or frees it when the pool holds its limit.
+  void put(void* p, size_t cap) {
+    loanedBlocks.fetch_sub(1, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (cached_ + cap <= limit_) {
+        free_.emplace(cap, p);
+        cached_ += cap;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+  // setLimit bounds the bytes the pool keeps, freeing its largest blocks
+  // beyond it.
+  void setLimit(size_t limit) {
+    std::vector<void*> drop;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      limit_ = limit;
+      while (cached_ > limit_ && !free_.empty()) {
+        auto it = std::prev(free_.end());
+        cached_ -= it->first;
+        drop.push_back(it->second);
+        free_.erase(it);
+      }
+    }
+    for (void* p : drop) std::free(p);
+  }
+
+ private:
+  std::mutex mu_;
+  std::multimap<size_t, void*> free_;  // capacity -> memory
+  size_t cached_ = 0;
+  size_t limit_ = 0;
+};
+
+// Block is one piece of pool memory on loan: to the engine, then to a
+// tensor (the deallocator argument). A block of string bytes is also the
+// owner that TF_TString views into it reference count (TStringOwnerCApi,
+// the mechanism tstring uses for shared views): TensorFlow refs the owner
+// whenever it copies such a string and unrefs it when the copy dies, so
+// the bytes live exactly as long as some string points into them.
+struct Block {
+  std::shared_ptr<Pool> pool;
+  void* data = nullptr;
+  size_t cap = 0;
+  std::atomic<int64_t> refs{1};
+  TStringOwnerCApi owner{};
+
+  static Block* get(const std::shared_ptr<Pool>& pool, size_t n) {
+    size_t cap = 0;
+    void* p = pool->get(n, &cap);
+    if (p == nullptr) return nullptr;
+    auto* b = new (std::nothrow) Block;
+    if (b == nullptr) {
+      pool->put(p, cap);
+      return nullptr;
+    }
+    b->pool = pool;
+    b->data = p;
+    b->cap = cap;
+    b->owner.ref = ownerRef;
+    b->owner.unref = ownerUnref;
+    b->owner.obj = b;
+    return b;
+  }
+
+  // unref drops one reference; the last returns the memory to the pool.
+  bool unref() {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
+    pool->put(data, cap);
+    delete this;
+    return true;
+  }
+
+  static void ownerRef(TStringOwnerCApi* o) { static_cast<Block*>(o->obj)->refs.fetch_add(1, std::memory_order_relaxed); }
+  static bool ownerUnref(TStringOwnerCApi* o) { return static_cast<Block*>(o->obj)->unref(); }
+};
+
+// Deallocators of the tensors built over blocks.
+void releaseBlock(void*, size_t, void* arg) { static_cast<Block*>(arg)->unref(); }
+
+void releaseStrings(void* data, size_t len, void* arg) {
+  auto* s = static_cast<TF_TString*>(data);
+  const size_t n = len / sizeof(TF_TString);
+  for (size_t i = 0; i < n; i++) TF_TString_Dealloc(&s[i]);  // views unref their bytes' block
+  static_cast<Block*>(arg)->unref();
+}
+
+// ---------------------------------------------------------------------------
 // Kernel.
+
+// outputSizes are one batch's input and output sizes, from which the next
+// batch's lent buffers are sized.
+struct OutputSizes {
+  int64_t in_bytes = 0, records = 0;
+  std::vector<int64_t> col_len, col_bytes, part_len;
+};
 
 struct Kernel {
   st_plan* plan = nullptr;
   int64_t num_partitions = 0;
   std::vector<int32_t> column_types;  // engine types, one per value output
   int32_t threads = 0;
-  ~Kernel() { st_plan_free(plan); }
+  std::shared_ptr<Pool> pool = std::make_shared<Pool>();
+  std::mutex mu;  // guards last: TensorFlow may run one kernel concurrently
+  std::shared_ptr<const OutputSizes> last;
+  ~Kernel() {
+    st_plan_free(plan);
+    pool->setLimit(0);  // blocks still out free themselves when returned
+  }
 };
 
 void failConstruction(TF_OpKernelConstruction* ctx, TF_Code code, const std::string& msg) {
@@ -214,17 +380,236 @@ struct TensorHolder {
   }
 };
 
-// allocate allocates output `index` as a vector of n elements of dtype.
-TF_Tensor* allocate(TF_OpKernelContext* ctx, int index, TF_DataType dtype, int64_t n, size_t elem_size) {
-  Status st;
-  int64_t dims[1] = {n};
-  TF_Tensor* t = TF_AllocateOutput(ctx, index, dtype, dims, 1, static_cast<size_t>(n) * elem_size, st.s);
-  if (!st.ok()) {
-    TF_OpKernelContext_Failure(ctx, st.s);
-    return nullptr;
+
+struct Unref {
+  void operator()(Block* b) const { b->unref(); }
+};
+// BlockRef holds one reference to a block until it is handed on.
+using BlockRef = std::unique_ptr<Block, Unref>;
+
+size_t elemSize(int32_t type) {
+  switch (type) {
+    case ST_BOOL: return 1;
+    case ST_INT32:
+    case ST_UINT32:
+    case ST_FLOAT32: return 4;
   }
-  return t;
+  return 8;
 }
+
+// estimate scales a size of the last batch to this one, with room to
+// spare: the batches of a stream differ a little.
+size_t estimate(int64_t prev, double ratio) {
+  const double s = static_cast<double>(prev) * ratio;
+  return static_cast<size_t>(s + s / 16) + 64;
+}
+
+// Loans are the blocks lent to one decode, each column's and partition's
+// entry (nullptr: engine memory), and the st_output arrays over them.
+struct Loans {
+  std::vector<BlockRef> col, off, part;
+  std::vector<void*> col_data;
+  std::vector<size_t> col_bytes;
+  std::vector<int64_t*> off_data;
+  std::vector<size_t> off_len;
+  std::vector<int64_t*> part_data;
+  std::vector<size_t> part_len;
+  st_output out{};
+
+  // lend sizes the blocks from last, scaled to this batch.
+  void lend(const Kernel& k, const OutputSizes& last, int64_t in_bytes, int64_t n) {
+    const size_t C = k.column_types.size(), P = static_cast<size_t>(k.num_partitions);
+    col.resize(C);
+    off.resize(C);
+    part.resize(P);
+    col_data.assign(C, nullptr);
+    col_bytes.assign(C, 0);
+    off_data.assign(C, nullptr);
+    off_len.assign(C, 0);
+    part_data.assign(P, nullptr);
+    part_len.assign(P, 0);
+    const double ratio = std::max(static_cast<double>(in_bytes) / static_cast<double>(std::max<int64_t>(last.in_bytes, 1)),
+                                  static_cast<double>(n) / static_cast<double>(std::max<int64_t>(last.records, 1)));
+    for (size_t c = 0; c < C; c++) {
+      if (k.column_types[c] == ST_STRING) {
+        BlockRef data(Block::get(k.pool, estimate(last.col_bytes[c], ratio)));
+        BlockRef offs(Block::get(k.pool, (estimate(last.col_len[c], ratio) + 1) * sizeof(int64_t)));
+        if (!data || !offs) continue;  // engine memory for this one
+        col_data[c] = data->data;
+        col_bytes[c] = data->cap;
+        off_data[c] = static_cast<int64_t*>(offs->data);
+        off_len[c] = offs->cap / sizeof(int64_t);
+        col[c] = std::move(data);
+        off[c] = std::move(offs);
+        continue;
+      }
+      BlockRef data(Block::get(k.pool, estimate(last.col_len[c], ratio) * elemSize(k.column_types[c])));
+      if (!data) continue;
+      col_data[c] = data->data;
+      col_bytes[c] = data->cap;
+      col[c] = std::move(data);
+    }
+    for (size_t p = 0; p < P; p++) {
+      BlockRef splits(Block::get(k.pool, estimate(last.part_len[p], ratio) * sizeof(int64_t)));
+      if (!splits) continue;
+      part_data[p] = static_cast<int64_t*>(splits->data);
+      part_len[p] = splits->cap / sizeof(int64_t);
+      part[p] = std::move(splits);
+    }
+    out.column_data = col_data.data();
+    out.column_bytes = col_bytes.data();
+    out.string_offsets = off_data.data();
+    out.string_offsets_len = off_len.data();
+    out.partition_splits = part_data.data();
+    out.partition_len = part_len.data();
+  }
+};
+
+// Output assembles the op's outputs from a decode's result.
+struct Outputs {
+  Kernel* k;
+  TF_OpKernelContext* ctx;
+  const st_result* r;
+  size_t held = 0;  // pool bytes the outputs hold, for the pool's limit
+
+  void fail(TF_Code code, const std::string& msg) { failCompute(ctx, code, msg); }
+
+  // set makes output index a vector of n elements of dtype over block b
+  // (bytes of it), or an empty one; b goes to the tensor.
+  bool set(int index, TF_DataType dtype, int64_t n, size_t bytes, BlockRef b) {
+    int64_t dims[1] = {n};
+    Status st;
+    if (n == 0 || !b) {
+      b.reset();
+      TF_Tensor* t = TF_AllocateOutput(ctx, index, dtype, dims, 1, 0, st.s);
+      if (t != nullptr) TF_DeleteTensor(t);
+      if (!st.ok()) {
+        TF_OpKernelContext_Failure(ctx, st.s);
+        return false;
+      }
+      return true;
+    }
+    held += b->cap;
+    Block* raw = b.release();
+    TF_Tensor* t = TF_NewTensor(dtype, dims, 1, raw->data, bytes, dtype == TF_STRING ? releaseStrings : releaseBlock, raw);
+    if (t == nullptr) {  // the deallocator has run
+      fail(TF_INTERNAL, "cannot wrap output " + std::to_string(index) + " in a tensor");
+      return false;
+    }
+    TF_SetOutput(ctx, index, t, st.s);
+    TF_DeleteTensor(t);
+    if (!st.ok()) {
+      TF_OpKernelContext_Failure(ctx, st.s);
+      return false;
+    }
+    return true;
+  }
+
+  // copied returns a block holding bytes copied by copy(dst), for an
+  // output that is not in a lent block.
+  template <typename Copy>
+  BlockRef copied(size_t bytes, const std::string& what, Copy copy) {
+    BlockRef b(Block::get(k->pool, bytes));
+    if (!b) {
+      fail(TF_RESOURCE_EXHAUSTED, "cannot allocate " + std::to_string(bytes) + " bytes for " + what);
+      return nullptr;
+    }
+    const int32_t rc = copy(b->data);
+    if (rc != ST_OK) {
+      fail(TF_INTERNAL, "copying " + what + " failed with code " + std::to_string(rc));
+      return nullptr;
+    }
+    return b;
+  }
+
+  bool partition(int index, int64_t p, BlockRef lent) {
+    const int64_t len = st_result_partition_length(r, p);
+    BlockRef b;
+    if (lent && st_result_partition_in_place(r, p) == 1) {
+      b = std::move(lent);
+    } else if (len > 0) {
+      lent.reset();
+      b = copied(static_cast<size_t>(len) * sizeof(int64_t), "partition " + std::to_string(p), [&](void* dst) {
+        return st_result_copy_partition(r, p, static_cast<int64_t*>(dst), static_cast<size_t>(len));
+      });
+      if (!b) return false;
+    }
+    return set(index, TF_INT64, len, static_cast<size_t>(len) * sizeof(int64_t), std::move(b));
+  }
+
+  bool column(int index, int64_t c, BlockRef lent) {
+    const int32_t type = k->column_types[static_cast<size_t>(c)];
+    const int64_t len = st_result_column_length(r, c);
+    const int64_t bytes = st_result_column_bytes(r, c);
+    BlockRef b;
+    if (lent && st_result_column_in_place(r, c) == 1) {
+      b = std::move(lent);
+    } else if (len > 0) {
+      lent.reset();
+      b = copied(static_cast<size_t>(bytes), "column " + std::to_string(c), [&](void* dst) {
+        return st_result_copy_column(r, c, dst, static_cast<size_t>(bytes));
+      });
+      if (!b) return false;
+    }
+    return set(index, tfTypeOf(type), len, static_cast<size_t>(bytes), std::move(b));
+  }
+
+  // strings builds a string output: one TF_TString per string, inline
+  // when it fits (up to 22 bytes), else a view into the block of string
+  // bytes that owns it (see Block).
+  bool strings(int index, int64_t c, BlockRef lent_data, BlockRef lent_offsets) {
+    const int64_t len = st_result_column_length(r, c);
+    const int64_t bytes = st_result_column_bytes(r, c);
+    BlockRef data, offsets;
+    if (lent_data && st_result_column_in_place(r, c) == 1) {
+      data = std::move(lent_data);
+      offsets = std::move(lent_offsets);
+    } else if (len > 0) {
+      lent_data.reset();
+      lent_offsets.reset();
+      const std::string what = "string column " + std::to_string(c);
+      data = copied(static_cast<size_t>(bytes), what, [&](void* dst) {
+        return st_result_copy_column(r, c, dst, static_cast<size_t>(bytes));
+      });
+      if (!data) return false;
+      offsets = copied((static_cast<size_t>(len) + 1) * sizeof(int64_t), what, [&](void* dst) {
+        return st_result_copy_string_offsets(r, c, static_cast<int64_t*>(dst), static_cast<size_t>(len) + 1);
+      });
+      if (!offsets) return false;
+    }
+    if (len == 0) return set(index, TF_STRING, 0, 0, nullptr);
+    const size_t n = static_cast<size_t>(len);
+    BlockRef strs(Block::get(k->pool, n * sizeof(TF_TString)));
+    if (!strs) {
+      fail(TF_RESOURCE_EXHAUSTED, "cannot allocate " + std::to_string(len) + " strings for string column " + std::to_string(c));
+      return false;
+    }
+    const char* base = static_cast<const char*>(data->data);
+    const int64_t* off = static_cast<const int64_t*>(offsets->data);
+    auto* dst = static_cast<TF_TString*>(strs->data);
+    TStringOwnerCApi* owner = &data->owner;
+    int64_t views = 0;
+    for (size_t i = 0; i < n; i++) {
+      const char* p = base + off[i];
+      const size_t size = static_cast<size_t>(off[i + 1] - off[i]);
+      TF_TString* s = &dst[i];
+      if (size <= TF_TString_SmallCapacity) {
+        s->u.smll.size = static_cast<uint8_t>((size << 2) | TF_TSTR_SMALL);
+        std::memcpy(s->u.smll.str, p, size);
+        s->u.smll.str[size] = '\0';
+      } else {
+        s->u.view.size = TF_TString_ToInternalSizeT(size, TF_TSTR_VIEW);
+        s->u.view.ptr = p;
+        s->u.view.owner_ref = owner;
+        views++;
+      }
+    }
+    // The views' references; ours (data) drops when this returns.
+    data->refs.fetch_add(views, std::memory_order_relaxed);
+    held += data->cap;
+    return set(index, TF_STRING, len, n * sizeof(TF_TString), std::move(strs));
+  }
+};
 
 void computeKernel(void* kernel, TF_OpKernelContext* ctx) {
   auto* k = static_cast<Kernel*>(kernel);
@@ -249,15 +634,27 @@ void computeKernel(void* kernel, TF_OpKernelContext* ctx) {
     failCompute(ctx, TF_RESOURCE_EXHAUSTED, "cannot allocate the record index of " + std::to_string(n) + " records");
     return;
   }
+  int64_t in_bytes = 0;
   for (int64_t i = 0; i < n; i++) {
     ptrs[i] = reinterpret_cast<const uint8_t*>(TF_TString_GetDataPointer(&records[i]));
     lens[i] = TF_TString_GetSize(&records[i]);
+    in_bytes += static_cast<int64_t>(lens[i]);
   }
+  std::shared_ptr<const OutputSizes> last;
+  {
+    std::lock_guard<std::mutex> lock(k->mu);
+    last = k->last;
+  }
+  // The first batch has nothing to size buffers from: it decodes into
+  // engine memory and is copied out.
+  Loans loans;
+  const bool lend = last != nullptr && n > 0;
+  if (lend) loans.lend(*k, *last, in_bytes, n);
   st_options opts{};
   opts.threads = k->threads;
   st_error err{};
-  ResultHolder res;
-  res.r = st_decode(k->plan, ptrs.get(), lens.get(), n, &opts, &err);
+  ResultHolder res;  // after loans: the result must go before its lent blocks
+  res.r = st_decode_into(k->plan, ptrs.get(), lens.get(), n, &opts, lend ? &loans.out : nullptr, &err);
   if (res.r == nullptr) {
     char where[96] = "";
     if (err.record >= 0) {
@@ -267,63 +664,40 @@ void computeKernel(void* kernel, TF_OpKernelContext* ctx) {
     failCompute(ctx, codeOf(err.code), std::string(where) + err.message);
     return;
   }
-
-  int out = 0;
-  for (int64_t p = 0; p < k->num_partitions; p++, out++) {
-    const int64_t len = st_result_partition_length(res.r, p);
-    TensorHolder t;
-    t.t = allocate(ctx, out, TF_INT64, len, sizeof(int64_t));
-    if (t.t == nullptr) return;
-    int32_t rc = st_result_copy_partition(res.r, p, static_cast<int64_t*>(TF_TensorData(t.t)), static_cast<size_t>(len));
-    if (rc != ST_OK) {
-      failCompute(ctx, TF_INTERNAL, "copying partition " + std::to_string(p) + " failed with code " + std::to_string(rc));
-      return;
+  const size_t C = k->column_types.size(), P = static_cast<size_t>(k->num_partitions);
+  if (n > 0) {
+    auto sizes = std::make_shared<OutputSizes>();
+    sizes->in_bytes = in_bytes;
+    sizes->records = n;
+    sizes->col_len.resize(C);
+    sizes->col_bytes.resize(C);
+    sizes->part_len.resize(P);
+    for (size_t c = 0; c < C; c++) {
+      sizes->col_len[c] = st_result_column_length(res.r, static_cast<int64_t>(c));
+      sizes->col_bytes[c] = st_result_column_bytes(res.r, static_cast<int64_t>(c));
     }
+    for (size_t p = 0; p < P; p++) sizes->part_len[p] = st_result_partition_length(res.r, static_cast<int64_t>(p));
+    std::lock_guard<std::mutex> lock(k->mu);
+    k->last = std::move(sizes);
   }
-  std::unique_ptr<uint8_t[]> strData;
-  std::unique_ptr<int64_t[]> strOffsets;
-  size_t strDataCap = 0, strOffsetsCap = 0;
-  for (size_t c = 0; c < k->column_types.size(); c++, out++) {
-    const int32_t type = k->column_types[c];
-    const int64_t len = st_result_column_length(res.r, static_cast<int64_t>(c));
-    const int64_t bytes = st_result_column_bytes(res.r, static_cast<int64_t>(c));
-    TensorHolder t;
-    if (type != ST_STRING) {
-      t.t = allocate(ctx, out, tfTypeOf(type), len, len > 0 ? static_cast<size_t>(bytes / len) : 0);
-      if (t.t == nullptr) return;
-      int32_t rc = st_result_copy_column(res.r, static_cast<int64_t>(c), TF_TensorData(t.t), static_cast<size_t>(bytes));
-      if (rc != ST_OK) {
-        failCompute(ctx, TF_INTERNAL, "copying column " + std::to_string(c) + " failed with code " + std::to_string(rc));
-        return;
-      }
-      continue;
-    }
-    if (!strData || static_cast<size_t>(bytes) > strDataCap) {
-      strDataCap = bytes > 0 ? static_cast<size_t>(bytes) : 1;
-      strData.reset(new (std::nothrow) uint8_t[strDataCap]);
-    }
-    if (static_cast<size_t>(len) + 1 > strOffsetsCap) {
-      strOffsetsCap = static_cast<size_t>(len) + 1;
-      strOffsets.reset(new (std::nothrow) int64_t[strOffsetsCap]);
-    }
-    if (!strData || !strOffsets) {
-      failCompute(ctx, TF_RESOURCE_EXHAUSTED, "cannot allocate string column " + std::to_string(c));
-      return;
-    }
-    int32_t rc = st_result_copy_column(res.r, static_cast<int64_t>(c), strData.get(), static_cast<size_t>(bytes));
-    if (rc == ST_OK) rc = st_result_copy_string_offsets(res.r, static_cast<int64_t>(c), strOffsets.get(), static_cast<size_t>(len) + 1);
-    if (rc != ST_OK) {
-      failCompute(ctx, TF_INTERNAL, "copying string column " + std::to_string(c) + " failed with code " + std::to_string(rc));
-      return;
-    }
-    t.t = allocate(ctx, out, TF_STRING, len, sizeof(TF_TString));
-    if (t.t == nullptr) return;
-    auto* dst = static_cast<TF_TString*>(TF_TensorData(t.t));
-    const char* base = reinterpret_cast<const char*>(strData.get());
-    for (int64_t i = 0; i < len; i++) {
-      TF_TString_Copy(&dst[i], base + strOffsets[i], static_cast<size_t>(strOffsets[i + 1] - strOffsets[i]));
-    }
+  Outputs o{k, ctx, res.r};
+  int index = 0;
+  for (size_t p = 0; p < P; p++, index++) {
+    if (!o.partition(index, static_cast<int64_t>(p), lend ? std::move(loans.part[p]) : nullptr)) return;
   }
+  for (size_t c = 0; c < C; c++, index++) {
+    const auto col = static_cast<int64_t>(c);
+    bool ok;
+    if (k->column_types[c] == ST_STRING) {
+      ok = o.strings(index, col, lend ? std::move(loans.col[c]) : nullptr, lend ? std::move(loans.off[c]) : nullptr);
+    } else {
+      ok = o.column(index, col, lend ? std::move(loans.col[c]) : nullptr);
+    }
+    if (!ok) return;
+  }
+  // Keep about two batches' worth: this one's blocks come back when its
+  // tensors die, usually before the next batch needs them.
+  k->pool->setLimit(2 * o.held + (size_t{1} << 20));
 }
 
 // opRegistered reports whether TensorFlow's global op registry knows kOpName.
@@ -374,3 +748,5 @@ extern "C" int structtensor_cops_register(char* msg, size_t msg_len) {
   }
   return STRUCTTENSOR_COPS_REGISTERED;
 }
+
+extern "C" long long structtensor_cops_loaned_blocks(void) { return loanedBlocks.load(); }

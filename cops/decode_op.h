@@ -27,6 +27,13 @@ enum {
 // guard. On error it writes a NUL-terminated message into msg.
 int structtensor_cops_register(char* msg, size_t msg_len);
 
+// structtensor_cops_loaned_blocks returns the number of output memory
+// blocks the kernels of this copy of the code have lent out (to the engine
+// or to tensors) and not had back. Tests use it: once every tensor of a
+// run is released, or at once after a run fails, it returns to its value
+// before the run.
+long long structtensor_cops_loaned_blocks(void);
+
 #ifdef __cplusplus
 }
 #endif
