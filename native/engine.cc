@@ -24,10 +24,10 @@
 #include "include/structtensor_native.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#define ST_PEXT 1
+#define ST_X86_64 1
 #include <immintrin.h>
 #else
-#define ST_PEXT 0
+#define ST_X86_64 0
 #endif
 
 namespace {
@@ -681,20 +681,143 @@ bool valid_utf8(const uint8_t* s, size_t n) {
   return true;
 }
 
-#if ST_PEXT
-// pext_fast tells whether BMI2's pext is there and fast: it is microcoded
-// (hundreds of cycles) on AMD before Zen 3, so AMD keeps the portable path.
+#if ST_X86_64
+// The AVX-512 packed-varint decoder needs VBMI (byte permutes) and VBMI2
+// (byte compress), with BMI2 for its masks: Ice Lake and later Intel
+// server cores, AMD Zen 4 and later.
+#define ST_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")))
+
+// packed_avx512 tells whether packed varints take the AVX-512 decoder.
 // STRUCTTENSOR_NATIVE_PORTABLE=1 in the environment forces the portable
-// path (the sanitizer test runs both and compares them).
-bool pext_fast() {
-  static const bool fast = [] {
+// decoder (the sanitizer test runs both and compares them).
+bool packed_avx512() {
+  static const bool on = [] {
     const char* portable = getenv("STRUCTTENSOR_NATIVE_PORTABLE");
     if (portable && *portable && strcmp(portable, "0") != 0) return false;
     __builtin_cpu_init();
-    return __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("amd");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
+           __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("popcnt");
   }();
-  return fast;
+  return on;
 }
+
+// The vector forms of the packed-varint conversions: each turns eight
+// decoded varints (64-bit lanes, at most 56 bits used) into the column's
+// type and stores the lanes that mask selects.
+struct VecU64 {
+  using T = uint64_t;
+  ST_AVX512_TARGET static inline void store(T* out, __mmask8 m, __m512i x) { _mm512_mask_storeu_epi64(out, m, x); }
+};
+struct VecU32 {  // int32, uint32, enum: the low 32 bits, as protobuf truncates
+  using T = uint32_t;
+  ST_AVX512_TARGET static inline void store(T* out, __mmask8 m, __m512i x) { _mm512_mask_cvtepi64_storeu_epi32(out, m, x); }
+};
+struct VecZigzag64 {
+  using T = int64_t;
+  ST_AVX512_TARGET static inline void store(T* out, __mmask8 m, __m512i x) {
+    __m512i neg = _mm512_sub_epi64(_mm512_setzero_si512(), _mm512_and_si512(x, _mm512_set1_epi64(1)));
+    _mm512_mask_storeu_epi64(out, m, _mm512_xor_si512(_mm512_srli_epi64(x, 1), neg));
+  }
+};
+struct VecZigzag32 {
+  using T = int32_t;
+  ST_AVX512_TARGET static inline void store(T* out, __mmask8 m, __m512i x) {
+    x = _mm512_and_si512(x, _mm512_set1_epi64(0xffffffff));
+    __m512i neg = _mm512_sub_epi64(_mm512_setzero_si512(), _mm512_and_si512(x, _mm512_set1_epi64(1)));
+    _mm512_mask_cvtepi64_storeu_epi32(out, m, _mm512_xor_si512(_mm512_srli_epi64(x, 1), neg));
+  }
+};
+struct VecBool {
+  using T = uint8_t;
+  ST_AVX512_TARGET static inline void store(T* out, __mmask8 m, __m512i x) {
+    __m512i b = _mm512_maskz_mov_epi64(_mm512_test_epi64_mask(x, x), _mm512_set1_epi64(1));
+    _mm512_mask_cvtepi64_storeu_epi8(out, m, b);
+  }
+};
+
+// varints_avx512 decodes the packed varints of [p, q) into out[*k...],
+// up to sixteen per step, for as long as they are at most eight bytes
+// long and complete. It returns where it stopped: q, or the start of a
+// value it leaves to the scalar decoder (longer than eight bytes, or cut
+// short by the end of the run, which the scalar decoder reports).
+//
+// A step loads the next 64 bytes (a masked load: nothing past q is read),
+// takes the mask of their terminating bytes (top bit clear), and keeps
+// the first sixteen values that end before any run of eight continuation
+// bytes. The terminators' positions, compressed into a vector, give each
+// value's first and last byte; one byte permute gathers each value into
+// a 64-bit lane, zero past its last byte; three shift-and-select steps
+// squeeze out the continuation bits. There is no branch per value, so the
+// mix of lengths costs no mispredictions.
+template <class V>
+ST_AVX512_TARGET const uint8_t* varints_avx512(const uint8_t* p, const uint8_t* q, typename V::T* out, size_t* k) {
+  alignas(64) static const uint8_t kIota[64] = {
+      0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+      22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
+      44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
+  const __m512i iota = _mm512_load_si512(kIota);
+  // Byte 8j+b of lane j: b (the byte's place in its value) and j (which
+  // value of the group of eight it belongs to).
+  const __m512i place = _mm512_and_si512(iota, _mm512_set1_epi8(7));
+  const __m512i value0 = _mm512_and_si512(_mm512_srli_epi16(iota, 3), _mm512_set1_epi8(7));
+  const __m512i value1 = _mm512_add_epi8(value0, _mm512_set1_epi8(8));
+  const __m512i one = _mm512_set1_epi8(1);
+  const __m512i previous = _mm512_sub_epi8(iota, one);
+  const __m512i low7 = _mm512_set1_epi8(0x7f);
+  const __m512i keep7 = _mm512_set1_epi16(0x007f);
+  const __m512i keep14 = _mm512_set1_epi32(0x3fff);
+  const __m512i keep28 = _mm512_set1_epi64(0x0fffffff);
+  size_t n = *k;
+  while (p < q) {
+    size_t avail = size_t(q - p);
+    __mmask64 valid = avail >= 64 ? ~__mmask64(0) : _bzhi_u64(~uint64_t(0), unsigned(avail));
+    __m512i w = _mm512_maskz_loadu_epi8(valid, p);
+    uint64_t cont = _mm512_movepi8_mask(w);  // zero past q: the load zeroed those bytes
+    uint64_t stop = ~cont & valid;
+    // run: where eight continuation bytes in a row start. A value that
+    // ends before the first of them is at most eight bytes long.
+    uint64_t run = cont & (cont >> 1);
+    run &= run >> 2;
+    run &= run >> 4;
+    uint64_t ends = stop & (run - 1) & ~run;
+    int m = __builtin_popcountll(ends);
+    if (m == 0) break;
+    if (m > 16) m = 16;
+    uint64_t last = _pdep_u64(uint64_t(1) << (m - 1), ends);  // the m-th terminator
+    ends &= last | (last - 1);
+    __m512i end_at = _mm512_maskz_compress_epi8(ends, iota);
+    // Value i starts after value i-1's last byte; value 0 at 0.
+    __m512i start_at = _mm512_maskz_permutexvar_epi8(~__mmask64(1), previous, _mm512_add_epi8(end_at, one));
+    for (int g = 0; g < 2; g++) {
+      const __m512i value = g ? value1 : value0;
+      __m512i idx = _mm512_add_epi8(_mm512_permutexvar_epi8(value, start_at), place);
+      __mmask64 in = _mm512_cmple_epu8_mask(idx, _mm512_permutexvar_epi8(value, end_at));
+      __m512i x = _mm512_and_si512(_mm512_maskz_permutexvar_epi8(in, idx, w), low7);
+      // Seven bits per byte -> 14 per 16-bit unit -> 28 per 32 -> 56 per
+      // 64: keep the low part, take the rest from one shift down (0xe4:
+      // keep ? a : b). Bits above each part are zero by the end.
+      x = _mm512_ternarylogic_epi64(x, _mm512_srli_epi64(x, 1), keep7, 0xe4);
+      x = _mm512_ternarylogic_epi64(x, _mm512_srli_epi64(x, 2), keep14, 0xe4);
+      x = _mm512_ternarylogic_epi64(x, _mm512_srli_epi64(x, 4), keep28, 0xe4);
+      int lanes = m - 8 * g;
+      V::store(out + n + 8 * g, __mmask8(lanes >= 8 ? 0xff : (1u << lanes) - 1), x);
+      if (m <= 8) break;
+    }
+    n += size_t(m);
+    p += __builtin_ctzll(last) + 1;
+  }
+  *k = n;
+  return p;
+}
+#else
+// Without x86-64 the conversions are scalar only: the element types.
+struct VecU64 { using T = uint64_t; };
+struct VecU32 { using T = uint32_t; };
+struct VecZigzag64 { using T = int64_t; };
+struct VecZigzag32 { using T = int32_t; };
+struct VecBool { using T = uint8_t; };
 #endif
 
 inline int32_t zigzag32(uint64_t v) {
@@ -957,8 +1080,9 @@ struct Decoder {
     return fail(ST_ERR_MALFORMED, field_start, "invalid wire type", np.path + "#" + std::to_string(num));
   }
 
-  template <class T, class Conv>
+  template <class V, class Conv>
   const uint8_t* packed_varints(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs, Conv conv) {
+    using T = typename V::T;
     Column& c = cols[size_t(f.column)];
     // Every value takes at least one byte: reserve for the worst case
     // rather than counting terminators first, while it fits.
@@ -974,6 +1098,22 @@ struct Decoder {
     }
     T* out = reinterpret_cast<T*>(c.vals.p + c.vals.len);
     size_t k = 0;
+#if ST_X86_64
+    if (packed_avx512()) {
+      while ((p = varints_avx512<V>(p, q, out, &k)) < q) {
+        // A value longer than eight bytes, or one the run cuts short.
+        uint64_t v;
+        p = read_varint(p, q, &v);
+        if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
+        T t = conv(v);
+        memcpy(out + k, &t, sizeof(T));
+        k++;
+      }
+      c.vals.len += k * sizeof(T);
+      c.n += int64_t(k);
+      return q;
+    }
+#endif
     // k never passes the reserve: each value written ends in the run.
     // Eight bytes at a time: every varint that ends inside the word is
     // decoded from it, so consecutive values do not wait on each other's
@@ -1027,77 +1167,6 @@ struct Decoder {
     return q;
   }
 
-#if ST_PEXT
-  // packed_varints_bmi2 is packed_varints extracting each value with
-  // BMI2's pext (about half the instructions per value), for CPUs where
-  // pext is fast (see pext_fast).
-  template <class T, class Conv>
-  __attribute__((target("bmi2"))) const uint8_t* packed_varints_bmi2(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs, Conv conv) {
-    Column& c = cols[size_t(f.column)];
-    // Every value takes at least one byte: reserve for the worst case
-    // rather than counting terminators first, while it fits.
-    size_t n = size_t(q - p);
-    if (c.vals.len + n * sizeof(T) > c.vals.cap) {
-      // The worst case does not fit: count the values (their last bytes)
-      // rather than grow, so that a buffer sized exactly (a caller's, see
-      // st_decode_contiguous_into) is not abandoned for a few values.
-      // Only terminated values are written, so the count bounds k.
-      size_t m = 0;
-      for (const uint8_t* r = p; r < q; r++) m += *r < 0x80;
-      c.vals.reserve_more(m * sizeof(T));
-    }
-    T* out = reinterpret_cast<T*>(c.vals.p + c.vals.len);
-    size_t k = 0;
-    // k never passes the reserve: each value written ends in the run.
-    // Eight bytes at a time: every varint that ends inside the word is
-    // decoded from it, so consecutive values do not wait on each other's
-    // length (the loop-carried dependency is one bit-clear, not a load).
-    // The word may reach past the run (not past the record): terminators
-    // beyond the run are masked off.
-    while (p < q) {
-      if (rec_end - p < 8) {
-        uint64_t v;
-        p = read_varint(p, q, &v);
-        if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
-        T t = conv(v);
-        memcpy(out + k, &t, sizeof(T));
-        k++;
-        continue;
-      }
-      uint64_t w;
-      memcpy(&w, p, 8);
-      uint64_t stop = ~w & 0x8080808080808080ull;
-      size_t avail = size_t(q - p);
-      if (avail < 8) stop &= (uint64_t(1) << (avail * 8)) - 1;
-      if (__builtin_expect(stop == 0, 0)) {
-        // A varint longer than 8 bytes, or one the run cuts short.
-        uint64_t v;
-        p = read_varint(p, q, &v);
-        if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
-        T t = conv(v);
-        memcpy(out + k, &t, sizeof(T));
-        k++;
-        continue;
-      }
-      int start = 0;
-      do {
-        int end = __builtin_ctzll(stop) + 1;
-        // The value's bytes, [start, end) bits of w, without their
-        // continuation bits: one bit-extract.
-        uint64_t x = _pext_u64(_bzhi_u64(w, unsigned(end)), 0x7f7f7f7f7f7f7f7full & (~uint64_t(0) << start));
-        T t = conv(x);
-        memcpy(out + k, &t, sizeof(T));
-        k++;
-        start = end;
-        stop &= stop - 1;
-      } while (stop);
-      p += start / 8;
-    }
-    c.vals.len += k * sizeof(T);
-    c.n += int64_t(k);
-    return q;
-  }
-#endif
 
   template <class T>
   const uint8_t* packed_fixed(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
@@ -1110,22 +1179,15 @@ struct Decoder {
   }
 
   const uint8_t* packed(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
-#if ST_PEXT
-#define ST_PACKED_VARINTS(T, conv) \
-  (pext_fast() ? packed_varints_bmi2<T>(f, p, q, fs, conv) : packed_varints<T>(f, p, q, fs, conv))
-#else
-#define ST_PACKED_VARINTS(T, conv) packed_varints<T>(f, p, q, fs, conv)
-#endif
     switch (f.type) {
-      case T_INT64: case T_UINT64: return ST_PACKED_VARINTS(uint64_t, [](uint64_t v) { return v; });
-      case T_INT32: case T_UINT32: case T_ENUM: return ST_PACKED_VARINTS(uint32_t, [](uint64_t v) { return uint32_t(v); });
-      case T_SINT32: return ST_PACKED_VARINTS(int32_t, zigzag32);
-      case T_SINT64: return ST_PACKED_VARINTS(int64_t, zigzag64);
-      case T_BOOL: return ST_PACKED_VARINTS(uint8_t, [](uint64_t v) { return uint8_t(v != 0); });
+      case T_INT64: case T_UINT64: return packed_varints<VecU64>(f, p, q, fs, [](uint64_t v) { return v; });
+      case T_INT32: case T_UINT32: case T_ENUM: return packed_varints<VecU32>(f, p, q, fs, [](uint64_t v) { return uint32_t(v); });
+      case T_SINT32: return packed_varints<VecZigzag32>(f, p, q, fs, zigzag32);
+      case T_SINT64: return packed_varints<VecZigzag64>(f, p, q, fs, zigzag64);
+      case T_BOOL: return packed_varints<VecBool>(f, p, q, fs, [](uint64_t v) { return uint8_t(v != 0); });
       case T_DOUBLE: case T_FIXED64: case T_SFIXED64: return packed_fixed<uint64_t>(f, p, q, fs);
       case T_FLOAT: case T_FIXED32: case T_SFIXED32: return packed_fixed<uint32_t>(f, p, q, fs);
     }
-#undef ST_PACKED_VARINTS
     return fail(ST_ERR_WIRE_TYPE, fs, "packed encoding for a non-scalar field", f.cold->path);
   }
 

@@ -145,63 +145,63 @@ func TestEngineUnderSanitizers(t *testing.T) {
 			}
 		}
 	}
-	// Packed varints of every length, valid and cut short, through the
-	// CPU-specific and the portable packed decoders: same output.
+	// Packed varints of every length (1 to 10 bytes, a few overlong or
+	// overflowing), valid and cut short, through the CPU-specific and the
+	// portable packed decoders: same output. Flat has int64 columns only;
+	// AllScalars' repeated varint fields cover every conversion (32-bit
+	// truncation, zigzag, bool, enum), packed or not.
 	flat, err := decode.Compile(desc, "structtensor.testdata.flat.Flat")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb, _ := flat.MarshalBinary()
-	planFile := filepath.Join(dir, "flatplan")
-	if err := os.WriteFile(planFile, pb, 0o644); err != nil {
+	scalarPaths := []string{"u_int32", "u_int64", "u_uint32", "u_uint64", "u_sint32", "u_sint64", "u_bool", "u_enum",
+		"p_int32", "p_int64", "p_uint32", "p_uint64", "p_sint32", "p_sint64", "p_bool", "p_enum"}
+	scalars, err := decode.CompileOptions{FillRequired: true}.Compile(desc, "structtensor.testdata.scalars.AllScalars", scalarPaths...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var packedValid, packedCut []byte
-	for i := 0; i < 300; i++ {
-		var rec []byte
-		for k := rng.IntN(12); k > 0; k-- {
-			var run []byte
-			for v := rng.IntN(40); v > 0; v-- {
-				run = binary.AppendUvarint(run, rng.Uint64()>>rng.IntN(64))
-			}
-			rec = binary.AppendUvarint(rec, uint64(1+rng.IntN(100))<<3|2)
-			rec = binary.AppendUvarint(rec, uint64(len(run)))
-			rec = append(rec, run...)
-		}
-		packedValid = binary.AppendUvarint(packedValid, uint64(len(rec)))
-		packedValid = append(packedValid, rec...)
-		if len(rec) > 0 {
-			cut := rec[:rng.IntN(len(rec))]
-			packedCut = binary.AppendUvarint(packedCut, uint64(len(cut)))
-			packedCut = append(packedCut, cut...)
-		}
+	scalarFields := []int{41, 42, 43, 44, 45, 46, 53, 56, 61, 62, 63, 64, 65, 66, 73, 76}
+	flatFields := make([]int, 100)
+	for i := range flatFields {
+		flatFields[i] = 1 + i
 	}
-	for name, data := range map[string][]byte{"packed-valid": packedValid, "packed-cut": packedCut} {
-		file := filepath.Join(dir, name)
-		if err := os.WriteFile(file, data, 0o644); err != nil {
+	for _, c := range []struct {
+		name   string
+		plan   *decode.Plan
+		fields []int
+	}{{"flat", flat, flatFields}, {"scalars", scalars, scalarFields}} {
+		pb, _ := c.plan.MarshalBinary()
+		planFile := filepath.Join(dir, c.name+"-plan")
+		if err := os.WriteFile(planFile, pb, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for _, args := range [][]string{{file, "2", "1"}, {file, "each", "1"}} {
-			var outs [2]string
-			for i, portable := range []string{"0", "1"} {
-				cmd := exec.Command(runner, append([]string{planFile}, args...)...)
-				cmd.Env = append(os.Environ(), "STRUCTTENSOR_NATIVE_PORTABLE="+portable)
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil || !(strings.HasPrefix(string(out), "ok") || strings.HasPrefix(string(out), "error")) {
-					t.Fatalf("%s %v (portable=%s): %v\n%s\n%s", name, args, portable, err, out, stderr.String())
-				}
-				outs[i] = strings.Split(string(out), " mb_per_cpu_s=")[0]
+		for name, data := range map[string][]byte{c.name + "-packed-valid": packedRecords(rng, c.fields, false), c.name + "-packed-bad": packedRecords(rng, c.fields, true)} {
+			file := filepath.Join(dir, name)
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				t.Fatal(err)
 			}
-			if outs[0] != outs[1] {
-				t.Fatalf("%s %v: the portable decoders disagree:\n%s\n%s", name, args, outs[0], outs[1])
+			for _, args := range [][]string{{file, "2", "1"}, {file, "each", "1"}} {
+				var outs [2]string
+				for i, portable := range []string{"0", "1"} {
+					cmd := exec.Command(runner, append([]string{planFile}, args...)...)
+					cmd.Env = append(os.Environ(), "STRUCTTENSOR_NATIVE_PORTABLE="+portable)
+					var stderr bytes.Buffer
+					cmd.Stderr = &stderr
+					out, err := cmd.Output()
+					if err != nil || !(strings.HasPrefix(string(out), "ok") || strings.HasPrefix(string(out), "error")) {
+						t.Fatalf("%s %v (portable=%s): %v\n%s\n%s", name, args, portable, err, out, stderr.String())
+					}
+					outs[i] = strings.Split(string(out), " mb_per_cpu_s=")[0]
+				}
+				if outs[0] != outs[1] {
+					t.Fatalf("%s %v: the portable decoders disagree:\n%s\n%s", name, args, outs[0], outs[1])
+				}
 			}
 		}
 	}
 	// Corrupt plans must be rejected, not trusted.
 	plan, _ := decode.Compile(desc, "structtensor.testdata.recipe.Recipe")
-	pb, _ = plan.MarshalBinary()
+	pb, _ := plan.MarshalBinary()
 	for i := 0; i < 300; i++ {
 		bad := append([]byte(nil), pb...)
 		if rng.IntN(2) == 0 {
@@ -209,7 +209,7 @@ func TestEngineUnderSanitizers(t *testing.T) {
 		} else {
 			bad[4+rng.IntN(len(bad)-4)] ^= byte(1 << rng.IntN(8))
 		}
-		planFile = filepath.Join(dir, "badplan")
+		planFile := filepath.Join(dir, "badplan")
 		if err := os.WriteFile(planFile, bad, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -220,4 +220,38 @@ func TestEngineUnderSanitizers(t *testing.T) {
 			t.Fatalf("corrupt plan %d: %v\n%s\n%s", i, err, out, stderr.String())
 		}
 	}
+}
+
+// packedRecords returns 300 varint-length-delimited records of packed runs
+// of the given fields, each value 1 to 10 bytes long (lengths mixed within
+// a run, so that runs cross the vector decoder's 64-byte windows at every
+// offset). With bad, about one value in 500 is an invalid 11-byte or
+// overflowing 10-byte varint and half the records are cut at a random byte.
+func packedRecords(rng *rand.Rand, fields []int, bad bool) []byte {
+	var out []byte
+	for i := 0; i < 300; i++ {
+		var rec []byte
+		for k := rng.IntN(12); k > 0; k-- {
+			var run []byte
+			for v := rng.IntN(60); v > 0; v-- {
+				switch r := rng.IntN(500); {
+				case bad && r == 0:
+					run = append(run, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01)
+				case bad && r == 1:
+					run = append(run, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02)
+				default:
+					run = binary.AppendUvarint(run, rng.Uint64()>>(7*rng.IntN(10)))
+				}
+			}
+			rec = binary.AppendUvarint(rec, uint64(fields[rng.IntN(len(fields))])<<3|2)
+			rec = binary.AppendUvarint(rec, uint64(len(run)))
+			rec = append(rec, run...)
+		}
+		if bad && len(rec) > 0 && rng.IntN(2) == 0 {
+			rec = rec[:rng.IntN(len(rec))]
+		}
+		out = binary.AppendUvarint(out, uint64(len(rec)))
+		out = append(out, rec...)
+	}
+	return out
 }
