@@ -410,19 +410,53 @@ func (sess *Session) RunStruct(feeds map[Output]*Tensor, s *SymbolicStruct) (*st
 // the concrete value: a *StructTensor for a *SymbolicStruct, a *Tensor or
 // *Ragged for a *SymbolicTensor.
 func (sess *Session) RunSymbolic(feeds map[Output]*Tensor, v Symbolic) (structtensor.Value, error) {
-	var idx []int
-	var outs []Output
-	switch x := v.(type) {
-	case *SymbolicStruct:
-		idx, outs = append(append([]int(nil), x.outer...), x.node.indices(nil)...), x.outs
-	case *SymbolicTensor:
-		idx, outs = append(append([]int(nil), x.parts...), x.values), x.outs
-	default:
-		return nil, fmt.Errorf("%w: symbolic value %T", ErrGraph, v)
+	idx, outs, err := componentIndices(v)
+	if err != nil {
+		return nil, err
 	}
 	fetched, err := sess.Run(feeds, pick(outs, idx), nil)
 	if err != nil {
 		return nil, err
+	}
+	// Each fetched tensor is released as soon as it is copied, so the
+	// TensorFlow and Go copies of the whole output never coexist.
+	return concreteValue(v, idx, outs, fetched, true)
+}
+
+// Value rebuilds the concrete StructTensor from tensors fetched for
+// s.Components(), in that order (Session.Run(feeds, s.Components(), nil)
+// returns them so): what a caller that also hands the tensors on to
+// TensorFlow, or fetches them with other outputs, would otherwise fetch
+// twice. It copies what it keeps; the tensors remain the caller's.
+func (s *SymbolicStruct) Value(fetched []*Tensor) (*structtensor.StructTensor, error) {
+	idx, outs, err := componentIndices(s)
+	if err != nil {
+		return nil, err
+	}
+	v, err := concreteValue(s, idx, outs, fetched, false)
+	if err != nil {
+		return nil, err
+	}
+	return v.(*structtensor.StructTensor), nil
+}
+
+// componentIndices returns the component indices that hold v, in the
+// order of v.Components(), and the outputs they index.
+func componentIndices(v Symbolic) ([]int, []Output, error) {
+	switch x := v.(type) {
+	case *SymbolicStruct:
+		return append(append([]int(nil), x.outer...), x.node.indices(nil)...), x.outs, nil
+	case *SymbolicTensor:
+		return append(append([]int(nil), x.parts...), x.values), x.outs, nil
+	}
+	return nil, nil, fmt.Errorf("%w: symbolic value %T", ErrGraph, v)
+}
+
+// concreteValue rebuilds v from fetched[i], the value of component idx[i];
+// with release it closes each tensor once copied (and all on error).
+func concreteValue(v Symbolic, idx []int, outs []Output, fetched []*Tensor, release bool) (structtensor.Value, error) {
+	if len(fetched) != len(idx) {
+		return nil, fmt.Errorf("%w: %d tensors for %d components", ErrShape, len(fetched), len(idx))
 	}
 	vals := make(map[int]*structtensor.Tensor, len(idx))
 	var convErr error
@@ -433,7 +467,9 @@ func (sess *Session) RunSymbolic(feeds map[Output]*Tensor, v Symbolic) (structte
 				convErr = fmt.Errorf("fetching %s: %w", outs[idx[i]].Name(), convErr)
 			}
 		}
-		t.Close()
+		if release {
+			t.Close()
+		}
 	}
 	if convErr != nil {
 		return nil, convErr
