@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+	"io"
+)
+
+// Issue 4's targets for the decode op inside a TensorFlow session (tf-op,
+// built into bin/bench-tf and run through -decoders-from): its throughput
+// per CPU-second against the direct Go path and against struct2tensor, on
+// the same records in the same run. This file has no build tag: the
+// summary is printed by the harness that ran every decoder, which need
+// not link TensorFlow.
+const (
+	minTFOpVsOurs = 0.8 // tf-op >= 80% of ours-1t
+	minTFOpVsS2T  = 5.0 // tf-op >= 5x struct2tensor
+)
+
+// summarizeTFOp prints the tf-op target lines of one dataset; nothing when
+// tf-op did not run.
+func summarizeTFOp(w io.Writer, ds string, ours, tfop, s2t *measurement, s2tSkipped string, met func(bool) string) {
+	if tfop == nil {
+		return
+	}
+	r := tfop.mbPerCPUSec() / ours.mbPerCPUSec()
+	fmt.Fprintf(w, "target dataset=%s tf-op vs ours-1t: %.0f%% (%.1f vs %.1f MB/cpu-s), goal >= %.0f%%: %s\n",
+		ds, 100*r, tfop.mbPerCPUSec(), ours.mbPerCPUSec(), 100*minTFOpVsOurs, met(r >= minTFOpVsOurs))
+	if s2t == nil {
+		if s2tSkipped == "" {
+			s2tSkipped = "not run"
+		}
+		fmt.Fprintf(w, "target dataset=%s speedup tf-op vs struct2tensor: not measured (%s)\n", ds, s2tSkipped)
+		return
+	}
+	x := tfop.mbPerCPUSec() / s2t.mbPerCPUSec()
+	fmt.Fprintf(w, "target dataset=%s speedup tf-op vs struct2tensor: %.1fx (%.1f vs %.1f MB/cpu-s), goal >= %.0fx: %s\n",
+		ds, x, tfop.mbPerCPUSec(), s2t.mbPerCPUSec(), minTFOpVsS2T, met(x >= minTFOpVsS2T))
+}

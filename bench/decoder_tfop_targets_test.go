@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestSummaryTFOpTargets checks the tf-op target lines: the ratio to
+// ours-1t against 80% and the speedup over struct2tensor against 5x, met
+// or missed, and no line when tf-op did not run.
+func TestSummaryTFOpTargets(t *testing.T) {
+	m := func(dec string, cpuSec float64) result {
+		return result{"recipe", dec, &measurement{Bytes: 100e6, Iters: 1, CPUSec: cpuSec, WallSec: cpuSec, PeakRSS: 1}}
+	}
+	for _, tc := range []struct {
+		name    string
+		results []result
+		want    []string
+		absent  []string
+	}{
+		{"met", []result{m("ours-1t", 1), m("tf-op", 1.2), m("struct2tensor", 10)},
+			[]string{"tf-op vs ours-1t: 83% (83.3 vs 100.0 MB/cpu-s), goal >= 80%: met",
+				"speedup tf-op vs struct2tensor: 8.3x (83.3 vs 10.0 MB/cpu-s), goal >= 5x: met"}, nil},
+		{"missed", []result{m("ours-1t", 1), m("tf-op", 2), m("struct2tensor", 5)},
+			[]string{"tf-op vs ours-1t: 50% (50.0 vs 100.0 MB/cpu-s), goal >= 80%: MISSED",
+				"speedup tf-op vs struct2tensor: 2.5x (50.0 vs 20.0 MB/cpu-s), goal >= 5x: MISSED"}, nil},
+		{"no struct2tensor", []result{m("ours-1t", 1), m("tf-op", 1)},
+			[]string{"speedup tf-op vs struct2tensor: not measured (no venv)"}, nil},
+		{"no tf-op", []result{m("ours-1t", 1)}, nil, []string{"tf-op"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			summarize(&buf, tc.results, map[string]string{"struct2tensor": "no venv"})
+			out := buf.String()
+			for _, w := range tc.want {
+				if !strings.Contains(out, "target dataset=recipe "+w+"\n") {
+					t.Errorf("summary lacks %q:\n%s", w, out)
+				}
+			}
+			for _, a := range tc.absent {
+				if strings.Contains(out, a) {
+					t.Errorf("summary mentions %q:\n%s", a, out)
+				}
+			}
+		})
+	}
+}
