@@ -116,6 +116,10 @@ constexpr size_t kAlign = 64;
 // run is gone, and at once for a run that fails, they are all back.
 std::atomic<int64_t> loanedBlocks{0};
 
+// Outputs produced where the engine wrote them (tests check that the
+// in-place path runs).
+std::atomic<int64_t> inPlaceOutputs{0};
+
 // sizeClass rounds a request up so that batches whose outputs differ by a
 // few percent ask for the same capacity and reuse each other's blocks:
 // multiples of 4 KiB up to 64 KiB, then steps of an eighth of a power of two.
@@ -416,12 +420,11 @@ struct Loans {
   std::vector<size_t> part_len;
   st_output out{};
 
+  explicit Loans(const Kernel& k) : col(k.column_types.size()), off(k.column_types.size()), part(static_cast<size_t>(k.num_partitions)) {}
+
   // lend sizes the blocks from last, scaled to this batch.
   void lend(const Kernel& k, const OutputSizes& last, int64_t in_bytes, int64_t n) {
     const size_t C = k.column_types.size(), P = static_cast<size_t>(k.num_partitions);
-    col.resize(C);
-    off.resize(C);
-    part.resize(P);
     col_data.assign(C, nullptr);
     col_bytes.assign(C, 0);
     off_data.assign(C, nullptr);
@@ -522,13 +525,17 @@ struct Outputs {
     return b;
   }
 
-  bool partition(int index, int64_t p, BlockRef lent) {
+  // partition, column and strings make one output each, taking the
+  // block lent for it when the engine completed it there; a block the
+  // output outgrew stays with the loans, as the engine may read it until
+  // the result is freed.
+  bool partition(int index, int64_t p, BlockRef& lent) {
     const int64_t len = st_result_partition_length(r, p);
     BlockRef b;
     if (lent && st_result_partition_in_place(r, p) == 1) {
+      inPlaceOutputs.fetch_add(1, std::memory_order_relaxed);
       b = std::move(lent);
     } else if (len > 0) {
-      lent.reset();
       b = copied(static_cast<size_t>(len) * sizeof(int64_t), "partition " + std::to_string(p), [&](void* dst) {
         return st_result_copy_partition(r, p, static_cast<int64_t*>(dst), static_cast<size_t>(len));
       });
@@ -537,15 +544,15 @@ struct Outputs {
     return set(index, TF_INT64, len, static_cast<size_t>(len) * sizeof(int64_t), std::move(b));
   }
 
-  bool column(int index, int64_t c, BlockRef lent) {
+  bool column(int index, int64_t c, BlockRef& lent) {
     const int32_t type = k->column_types[static_cast<size_t>(c)];
     const int64_t len = st_result_column_length(r, c);
     const int64_t bytes = st_result_column_bytes(r, c);
     BlockRef b;
     if (lent && st_result_column_in_place(r, c) == 1) {
+      inPlaceOutputs.fetch_add(1, std::memory_order_relaxed);
       b = std::move(lent);
     } else if (len > 0) {
-      lent.reset();
       b = copied(static_cast<size_t>(bytes), "column " + std::to_string(c), [&](void* dst) {
         return st_result_copy_column(r, c, dst, static_cast<size_t>(bytes));
       });
@@ -557,16 +564,15 @@ struct Outputs {
   // strings builds a string output: one TF_TString per string, inline
   // when it fits (up to 22 bytes), else a view into the block of string
   // bytes that owns it (see Block).
-  bool strings(int index, int64_t c, BlockRef lent_data, BlockRef lent_offsets) {
+  bool strings(int index, int64_t c, BlockRef& lent_data, BlockRef& lent_offsets) {
     const int64_t len = st_result_column_length(r, c);
     const int64_t bytes = st_result_column_bytes(r, c);
     BlockRef data, offsets;
     if (lent_data && st_result_column_in_place(r, c) == 1) {
+      inPlaceOutputs.fetch_add(1, std::memory_order_relaxed);
       data = std::move(lent_data);
       offsets = std::move(lent_offsets);
     } else if (len > 0) {
-      lent_data.reset();
-      lent_offsets.reset();
       const std::string what = "string column " + std::to_string(c);
       data = copied(static_cast<size_t>(bytes), what, [&](void* dst) {
         return st_result_copy_column(r, c, dst, static_cast<size_t>(bytes));
@@ -647,7 +653,7 @@ void computeKernel(void* kernel, TF_OpKernelContext* ctx) {
   }
   // The first batch has nothing to size buffers from: it decodes into
   // engine memory and is copied out.
-  Loans loans;
+  Loans loans(*k);
   const bool lend = last != nullptr && n > 0;
   if (lend) loans.lend(*k, *last, in_bytes, n);
   st_options opts{};
@@ -683,15 +689,15 @@ void computeKernel(void* kernel, TF_OpKernelContext* ctx) {
   Outputs o{k, ctx, res.r};
   int index = 0;
   for (size_t p = 0; p < P; p++, index++) {
-    if (!o.partition(index, static_cast<int64_t>(p), lend ? std::move(loans.part[p]) : nullptr)) return;
+    if (!o.partition(index, static_cast<int64_t>(p), loans.part[p])) return;
   }
   for (size_t c = 0; c < C; c++, index++) {
     const auto col = static_cast<int64_t>(c);
     bool ok;
     if (k->column_types[c] == ST_STRING) {
-      ok = o.strings(index, col, lend ? std::move(loans.col[c]) : nullptr, lend ? std::move(loans.off[c]) : nullptr);
+      ok = o.strings(index, col, loans.col[c], loans.off[c]);
     } else {
-      ok = o.column(index, col, lend ? std::move(loans.col[c]) : nullptr);
+      ok = o.column(index, col, loans.col[c]);
     }
     if (!ok) return;
   }
@@ -750,3 +756,4 @@ extern "C" int structtensor_cops_register(char* msg, size_t msg_len) {
 }
 
 extern "C" long long structtensor_cops_loaned_blocks(void) { return loanedBlocks.load(); }
+extern "C" long long structtensor_cops_in_place_outputs(void) { return inPlaceOutputs.load(); }

@@ -34,6 +34,11 @@ int structtensor_cops_register(char* msg, size_t msg_len);
 // before the run.
 long long structtensor_cops_loaned_blocks(void);
 
+// structtensor_cops_in_place_outputs returns how many outputs the kernels
+// of this copy of the code have produced in the buffers they lent the
+// engine (rather than copied out of engine memory), for tests.
+long long structtensor_cops_in_place_outputs(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,7 @@
+package cops
+
+// Test hooks into the kernel's output memory (decode_op.cc).
+var (
+	LoanedBlocks   = loanedBlocks
+	InPlaceOutputs = inPlaceOutputs
+)
