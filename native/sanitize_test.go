@@ -125,24 +125,7 @@ func TestEngineUnderSanitizers(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, args := range [][]string{{recFile, "each", "1"}, {validFile, "3", "4"}, {recFile, "1", "2"}} {
-			// Each run twice: with the CPU-specific packed decoders (BMI2
-			// where fast) and with the portable ones; the outputs
-			// (checksums, counts, errors) must agree.
-			var outs [2]string
-			for i, portable := range []string{"0", "1"} {
-				cmd := exec.Command(runner, append([]string{planFile}, args...)...)
-				cmd.Env = append(os.Environ(), "STRUCTTENSOR_NATIVE_PORTABLE="+portable)
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil || !(strings.HasPrefix(string(out), "ok") || strings.HasPrefix(string(out), "error")) {
-					t.Fatalf("%s %v (portable=%s): %v\n%s\n%s", m, args, portable, err, out, stderr.String())
-				}
-				outs[i] = strings.Split(string(out), " mb_per_cpu_s=")[0]
-			}
-			if outs[0] != outs[1] {
-				t.Fatalf("%s %v: the portable decoders disagree:\n%s\n%s", m, args, outs[0], outs[1])
-			}
+			runBothDecoders(t, runner, m, append([]string{planFile}, args...))
 		}
 	}
 	// Packed varints of every length (1 to 10 bytes, a few overlong or
@@ -181,21 +164,7 @@ func TestEngineUnderSanitizers(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, args := range [][]string{{file, "2", "1"}, {file, "each", "1"}} {
-				var outs [2]string
-				for i, portable := range []string{"0", "1"} {
-					cmd := exec.Command(runner, append([]string{planFile}, args...)...)
-					cmd.Env = append(os.Environ(), "STRUCTTENSOR_NATIVE_PORTABLE="+portable)
-					var stderr bytes.Buffer
-					cmd.Stderr = &stderr
-					out, err := cmd.Output()
-					if err != nil || !(strings.HasPrefix(string(out), "ok") || strings.HasPrefix(string(out), "error")) {
-						t.Fatalf("%s %v (portable=%s): %v\n%s\n%s", name, args, portable, err, out, stderr.String())
-					}
-					outs[i] = strings.Split(string(out), " mb_per_cpu_s=")[0]
-				}
-				if outs[0] != outs[1] {
-					t.Fatalf("%s %v: the portable decoders disagree:\n%s\n%s", name, args, outs[0], outs[1])
-				}
+				runBothDecoders(t, runner, name, append([]string{planFile}, args...))
 			}
 		}
 	}
@@ -219,6 +188,28 @@ func TestEngineUnderSanitizers(t *testing.T) {
 		if out, err := cmd.Output(); err != nil {
 			t.Fatalf("corrupt plan %d: %v\n%s\n%s", i, err, out, stderr.String())
 		}
+	}
+}
+
+// runBothDecoders runs the runner with args twice, with the CPU-specific
+// packed-varint decoder (AVX-512 where the CPU has it) and with the
+// portable one: the outputs (checksums, counts, errors) must agree.
+func runBothDecoders(t *testing.T, runner, name string, args []string) {
+	t.Helper()
+	var outs [2]string
+	for i, portable := range []string{"0", "1"} {
+		cmd := exec.Command(runner, args...)
+		cmd.Env = append(os.Environ(), "STRUCTTENSOR_NATIVE_PORTABLE="+portable)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil || !(strings.HasPrefix(string(out), "ok") || strings.HasPrefix(string(out), "error")) {
+			t.Fatalf("%s %v (portable=%s): %v\n%s\n%s", name, args, portable, err, out, stderr.String())
+		}
+		outs[i] = strings.Split(string(out), " mb_per_cpu_s=")[0]
+	}
+	if outs[0] != outs[1] {
+		t.Fatalf("%s %v: the portable decoders disagree:\n%s\n%s", name, args, outs[0], outs[1])
 	}
 }
 
