@@ -226,9 +226,9 @@ struct Block {
     return b;
   }
 
-  // unref drops one reference; the last returns the memory to the pool.
-  bool unref() {
-    if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
+  // unref drops n references; the last returns the memory to the pool.
+  bool unref(int64_t n = 1) {
+    if (refs.fetch_sub(n, std::memory_order_acq_rel) != n) return false;
     pool->put(data, cap);
     delete this;
     return true;
@@ -241,10 +241,30 @@ struct Block {
 // Deallocators of the tensors built over blocks.
 void releaseBlock(void*, size_t, void* arg) { static_cast<Block*>(arg)->unref(); }
 
+// releaseStrings deallocates every string (views unref their bytes'
+// block), dropping a run of views of one of our blocks with one atomic
+// operation rather than one per string.
 void releaseStrings(void* data, size_t len, void* arg) {
   auto* s = static_cast<TF_TString*>(data);
   const size_t n = len / sizeof(TF_TString);
-  for (size_t i = 0; i < n; i++) TF_TString_Dealloc(&s[i]);  // views unref their bytes' block
+  Block* owner = nullptr;
+  int64_t views = 0;
+  for (size_t i = 0; i < n; i++) {
+    TF_TString* e = &s[i];
+    if (TF_TString_GetType(e) == TF_TSTR_VIEW && e->u.view.owner_ref != nullptr &&
+        e->u.view.owner_ref->unref == Block::ownerUnref) {
+      auto* b = static_cast<Block*>(e->u.view.owner_ref->obj);
+      if (b != owner) {
+        if (owner != nullptr) owner->unref(views);
+        owner = b;
+        views = 0;
+      }
+      views++;
+      continue;
+    }
+    TF_TString_Dealloc(e);
+  }
+  if (owner != nullptr) owner->unref(views);
   static_cast<Block*>(arg)->unref();
 }
 
@@ -601,7 +621,13 @@ struct Outputs {
       TF_TString* s = &dst[i];
       if (size <= TF_TString_SmallCapacity) {
         s->u.smll.size = static_cast<uint8_t>((size << 2) | TF_TSTR_SMALL);
-        std::memcpy(s->u.smll.str, p, size);
+        // A fixed-size copy (a few moves, no call) where the block has
+        // the bytes to read; what lands past the terminator is unused.
+        if (static_cast<size_t>(off[i]) + TF_TString_SmallCapacity <= data->cap) {
+          std::memcpy(s->u.smll.str, p, TF_TString_SmallCapacity);
+        } else {
+          std::memcpy(s->u.smll.str, p, size);
+        }
         s->u.smll.str[size] = '\0';
       } else {
         s->u.view.size = TF_TString_ToInternalSizeT(size, TF_TSTR_VIEW);

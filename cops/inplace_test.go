@@ -187,3 +187,100 @@ func TestDecodeOpBadRecordLeaksNothing(t *testing.T) {
 		t.Errorf("%d output blocks on loan after the failed run", n)
 	}
 }
+
+// TestDecodeOpStringsCopiedByTF lets a TensorFlow op copy the op's string
+// output element by element (ReverseV2: long strings stay views of the
+// op's block, with a reference of their own), releases the op's output
+// and the session, and reads the copy.
+func TestDecodeOpStringsCopiedByTF(t *testing.T) {
+	d := descriptors(t)
+	name := "structtensor.testdata.recipe.Recipe"
+	md, _ := d.Message(name)
+	plan, err := decode.Compile(d, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := cops.LoanedBlocks()
+	g := tfbridge.NewGraph()
+	defer g.Close()
+	ph, err := g.AddOperation(tfbridge.OpSpec{Type: "Placeholder", Name: "records", Attrs: map[string]any{"dtype": structtensor.String, "shape": structtensor.Shape{structtensor.Unknown}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sym, err := cops.DecodeGraph(g, ph.Output(0), plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values tfbridge.Output
+	found := false
+	for i, c := range sym.ComponentSpecs() {
+		if c.Kind == tfbridge.Values && c.DType == structtensor.String {
+			values, found = sym.Components()[i], true
+			break
+		}
+	}
+	if !found {
+		t.Fatal("the recipe plan has no string column")
+	}
+	axis, err := structtensor.NewTensor(structtensor.Shape{1}, []int32{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ax, err := g.AddOperation(tfbridge.OpSpec{Type: "Const", Name: "axis", Attrs: map[string]any{"dtype": structtensor.Int32, "value": axis}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := g.AddOperation(tfbridge.OpSpec{Type: "ReverseV2", Name: "reversed", Input: []tfbridge.Input{values, ax.Output(0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := tfbridge.NewSession(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fetched []*tfbridge.Tensor
+	for i := range 2 { // the second batch is decoded in place
+		for _, f := range fetched {
+			f.Close()
+		}
+		records, err := copstest.Records(md, 300, uint64(i+7), copstest.Options{MaxRepeated: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fetched, err = sess.Run(map[tfbridge.Output]*tfbridge.Tensor{ph.Output(0): recordsTensor(t, records)}, []tfbridge.Output{values, rev.Output(0)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	orig, err := fetched[0].Value()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetched[0].Close()
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	got, err := fetched[1].Value()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetched[1].Close()
+	n := orig.Len()
+	if got.Len() != n || n == 0 {
+		t.Fatalf("reversed has %d strings, the op's output %d", got.Len(), n)
+	}
+	long := 0
+	for i := range n {
+		if string(got.StringAt(i)) != string(orig.StringAt(n-1-i)) {
+			t.Fatalf("reversed[%d] = %q, want %q", i, got.StringAt(i), orig.StringAt(n-1-i))
+		}
+		if len(orig.StringAt(i)) > 22 {
+			long++
+		}
+	}
+	if long == 0 {
+		t.Error("no string longer than 22 bytes: the views were not exercised")
+	}
+	waitLoaned(t, before)
+}
