@@ -235,29 +235,30 @@ func (t *Tensor) Value() (*structtensor.Tensor, error) {
 	if got := int(C.TF_TensorByteSize(t.c)); got < nbytes {
 		return nil, fmt.Errorf("%w: %v tensor of shape %v has %d bytes, want %d", ErrShape, sd, shape, got, nbytes)
 	}
-	values := makeSlice(sd, n)
-	if nbytes > 0 {
-		copy(goBytes(values, nbytes), unsafe.Slice((*byte)(C.TF_TensorData(t.c)), nbytes))
-	}
-	return structtensor.NewTensor(shape, values)
+	return structtensor.NewTensor(shape, cloneElements(sd, C.TF_TensorData(t.c), n))
 }
 
-func makeSlice(d structtensor.DType, n int) any {
+// cloneElements copies n elements of dtype d at p (TensorFlow memory)
+// into a new Go slice. append onto a nil slice allocates without zeroing
+// what it then overwrites (a make-then-copy would write every byte
+// twice), and the copy is what makes the result safe to keep: TensorFlow
+// owns the source buffer and may reuse it.
+func cloneElements(d structtensor.DType, p unsafe.Pointer, n int) any {
 	switch d {
 	case structtensor.Bool:
-		return make([]bool, n)
+		return append(make([]bool, 0, 0), unsafe.Slice((*bool)(p), n)...)
 	case structtensor.Int32:
-		return make([]int32, n)
+		return append(make([]int32, 0, 0), unsafe.Slice((*int32)(p), n)...)
 	case structtensor.Int64:
-		return make([]int64, n)
+		return append(make([]int64, 0, 0), unsafe.Slice((*int64)(p), n)...)
 	case structtensor.Uint32:
-		return make([]uint32, n)
+		return append(make([]uint32, 0, 0), unsafe.Slice((*uint32)(p), n)...)
 	case structtensor.Uint64:
-		return make([]uint64, n)
+		return append(make([]uint64, 0, 0), unsafe.Slice((*uint64)(p), n)...)
 	case structtensor.Float32:
-		return make([]float32, n)
+		return append(make([]float32, 0, 0), unsafe.Slice((*float32)(p), n)...)
 	case structtensor.Float64:
-		return make([]float64, n)
+		return append(make([]float64, 0, 0), unsafe.Slice((*float64)(p), n)...)
 	}
 	return nil
 }
