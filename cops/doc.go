@@ -32,10 +32,35 @@
 // num_partitions and value_dtypes match the plan, so a graph whose
 // attributes were edited fails to construct rather than mislabel columns.
 // Each run reads the TF_TString records in place (pointer and length, no
-// copy), decodes them in one engine call, allocates each output with its
-// final size and copies the column in (strings into TF_TStrings). A record
-// the engine rejects fails the run with InvalidArgument naming the record
-// index, the byte offset inside it and the field path, and no output.
+// copy) and decodes them in one engine call, straight into the memory
+// that becomes the output tensors:
+//
+//   - The kernel lends the engine (st_decode_into) one 64-byte-aligned
+//     block per column and partition, sized from its previous batch
+//     (bytes per input byte, with room to spare). Each output the engine
+//     completed in its block is wrapped as it is (TF_NewTensor with a
+//     deallocator): no copy. TF_NewTensor would copy numeric data less
+//     aligned than Eigen wants, hence 64.
+//   - Blocks come from a pool per kernel and go back to it when
+//     TensorFlow drops the last tensor holding them, so a stream of
+//     similar batches reuses memory already faulted in rather than
+//     mapping fresh pages per output. The pool is reference counted by
+//     the kernel and by every block still out: a tensor may outlive its
+//     kernel, session and graph.
+//   - A string output is an array of TF_TStrings built from the decoded
+//     bytes and offsets: strings up to 22 bytes inline, longer ones views
+//     into the block of bytes with an owner (TStringOwnerCApi, the shared
+//     view TensorFlow's own tstring::owner uses): TensorFlow refs the owner
+//     whenever it copies such a string and unrefs it when the copy dies,
+//     so the bytes live as long as any string pointing into them, with no
+//     allocation per string.
+//   - The first batch of a kernel (nothing to size from) and any output
+//     that outgrew its block are copied out of engine memory into pool
+//     blocks, as before; the result is the same either way.
+//
+// A record the engine rejects fails the run with InvalidArgument naming
+// the record index, the byte offset inside it and the field path, and no
+// output; the blocks lent to it go back to the pool.
 //
 // # Registration
 //
