@@ -2,6 +2,7 @@ package cops_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // testMessages are every test schema: the three plus the ones
@@ -70,40 +72,70 @@ func decodeGraph(t testing.TB, plan *decode.Plan, opts ...cops.Options) (*tfbrid
 	return sess, ph.Output(0), sym
 }
 
+// TestDecodeOpEqualsPlanDecode runs every test schema (the bench
+// datasets' four among them) through one kernel, on one engine thread and
+// on two, batch after batch, through both of its output paths: the first
+// batch has no predecessor to size lent buffers from and is copied out of
+// engine memory; later ones decode in place; a batch of long lists that
+// follows one of sparse records padded with an unknown field (few values
+// per record and per input byte) outgrows what was lent and is copied out
+// again.
 func TestDecodeOpEqualsPlanDecode(t *testing.T) {
-	d := descriptors(t)
+	type batch struct {
+		n      int
+		sparse bool
+	}
+	batches := []batch{{0, false}, {1, false}, {7, false}, {200, false}, {200, false}, {300, true}, {300, false}, {300, false}, {20, false}}
 	for _, name := range testMessages {
-		t.Run(name[strings.LastIndex(name, ".")+1:], func(t *testing.T) {
-			md, err := d.Message(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan, err := decode.Compile(d, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sess, in, sym := decodeGraph(t, plan)
-			if !sym.Spec().Equal(plan.Spec()) {
-				t.Fatalf("symbolic spec %v, plan spec %v", sym.Spec(), plan.Spec())
-			}
-			for _, n := range []int{0, 1, 7, 200} {
-				records, err := copstest.Records(md, n, uint64(n)+1, copstest.Options{})
-				if err != nil {
-					t.Fatal(err)
+		for _, threads := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/threads=%d", name[strings.LastIndex(name, ".")+1:], threads), func(t *testing.T) {
+				md, plan := messagePlan(t, name)
+				before := cops.LoanedBlocks()
+				sess, in, sym := decodeGraph(t, plan, cops.Options{Threads: threads})
+				if !sym.Spec().Equal(plan.Spec()) {
+					t.Fatalf("symbolic spec %v, plan spec %v", sym.Spec(), plan.Spec())
 				}
-				want, err := plan.Decode(records)
-				if err != nil {
-					t.Fatal(err)
+				inPlace0, outgrown0 := cops.OutputCounts()
+				for i, b := range batches {
+					opts := copstest.Options{MaxRepeated: 8}
+					if b.sparse {
+						opts = copstest.Options{MaxRepeated: 1, MaxDepth: 1}
+					}
+					records, err := copstest.Records(md, b.n, uint64(i*1000+b.n+1), opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if b.sparse {
+						for j, r := range records {
+							records[j] = protowire.AppendBytes(protowire.AppendTag(r, protowire.MaxValidNumber, protowire.BytesType), make([]byte, 4096))
+						}
+					}
+					want, err := plan.Decode(records)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
+					if err != nil {
+						t.Fatalf("batch %d (%d records): %v", i, b.n, err)
+					}
+					if !structtensor.Equal(got, want) {
+						t.Fatalf("batch %d (%d records): the op's StructTensor differs from plan.Decode\n got %v\nwant %v", i, b.n, got, want)
+					}
 				}
-				got, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
-				if err != nil {
-					t.Fatalf("%d records: %v", n, err)
+				inPlace, outgrown := cops.OutputCounts()
+				if inPlace == inPlace0 {
+					t.Error("no output was produced in place")
 				}
-				if !structtensor.Equal(got, want) {
-					t.Errorf("%d records: the op's StructTensor differs from plan.Decode\n got %v\nwant %v", n, got, want)
+				// Node's projection stops where its type recurs, leaving
+				// at most one value per record in every output: nothing
+				// can outgrow a buffer sized per record.
+				if outgrown == outgrown0 && name != "structtensor.testdata.recursive.Node" {
+					t.Error("no output outgrew its lent buffer")
 				}
-			}
-		})
+				sess.Close()
+				waitLoaned(t, before)
+			})
+		}
 	}
 }
 
@@ -149,40 +181,56 @@ func TestDecodeOpProjection(t *testing.T) {
 	}
 }
 
+// TestDecodeOpBadRecord fails a run on a fresh kernel (the first batch,
+// decoded into engine memory) and on one that decoded a batch before (its
+// buffers lent to the engine, on two threads): InvalidArgument naming the
+// record, the offset and the field, and every lent block back at once.
 func TestDecodeOpBadRecord(t *testing.T) {
-	d := descriptors(t)
-	name := "structtensor.testdata.recipe.Recipe"
-	md, _ := d.Message(name)
-	plan, err := decode.Compile(d, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	records, err := copstest.Records(md, 5, 3, copstest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Record 3: field 2 (ingredients, a message) with a length past the end.
-	records[3] = []byte{0x12, 0x05, 0x0a, 0x01}
-	_, wantErr := plan.Decode(records)
-	if wantErr == nil {
-		t.Fatal("plan.Decode accepted the bad record")
-	}
-	sess, in, sym := decodeGraph(t, plan)
-	_, err = sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
-	if err == nil {
-		t.Fatal("the op accepted the bad record")
-	}
-	if tfbridge.CodeOf(err) != tfbridge.CodeInvalidArgument {
-		t.Errorf("code %v, want InvalidArgument: %v", tfbridge.CodeOf(err), err)
-	}
-	var re *decode.RecordError
-	if !errors.As(wantErr, &re) {
-		t.Fatalf("plan.Decode error %v is not a RecordError", wantErr)
-	}
-	for _, want := range []string{"record 3,", "byte offset", "ingredients"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not mention %q", err, want)
-		}
+	md, plan := messagePlan(t, "structtensor.testdata.recipe.Recipe")
+	for _, tc := range []struct {
+		name         string
+		records, bad int
+		primed       bool
+		threads      int
+	}{
+		{"fresh kernel", 5, 3, false, 0},
+		{"lent buffers", 200, 150, true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			records, err := copstest.Records(md, tc.records, 3, copstest.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess, in, sym := decodeGraph(t, plan, cops.Options{Threads: tc.threads})
+			if tc.primed {
+				if _, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitLoaned(t, 0)
+			// Field 2 (ingredients, a message) with a length past the end.
+			records[tc.bad] = []byte{0x12, 0x05, 0x0a, 0x01}
+			_, wantErr := plan.Decode(records)
+			var re *decode.RecordError
+			if !errors.As(wantErr, &re) {
+				t.Fatalf("plan.Decode error %v is not a RecordError", wantErr)
+			}
+			_, err = sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
+			if err == nil {
+				t.Fatal("the op accepted the bad record")
+			}
+			if tfbridge.CodeOf(err) != tfbridge.CodeInvalidArgument {
+				t.Errorf("code %v, want InvalidArgument: %v", tfbridge.CodeOf(err), err)
+			}
+			for _, want := range []string{fmt.Sprintf("record %d,", tc.bad), "byte offset", "ingredients"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not mention %q", err, want)
+				}
+			}
+			if n := cops.LoanedBlocks(); n != 0 {
+				t.Errorf("%d output blocks on loan after the failed run", n)
+			}
+		})
 	}
 }
 

@@ -116,9 +116,10 @@ constexpr size_t kAlign = 64;
 // run is gone, and at once for a run that fails, they are all back.
 std::atomic<int64_t> loanedBlocks{0};
 
-// Outputs produced where the engine wrote them (tests check that the
-// in-place path runs).
+// Outputs produced where the engine wrote them, and outputs that outgrew
+// the block lent for them (tests check that both paths run).
 std::atomic<int64_t> inPlaceOutputs{0};
+std::atomic<int64_t> outgrownOutputs{0};
 
 // sizeClass rounds a request up so that batches whose outputs differ by a
 // few percent ask for the same capacity and reuse each other's blocks:
@@ -422,10 +423,12 @@ size_t elemSize(int32_t type) {
 }
 
 // estimate scales a size of the last batch to this one, with room to
-// spare: the batches of a stream differ a little.
-size_t estimate(int64_t prev, double ratio) {
+// spare (the batches of a stream differ a little), but to no more than
+// limit, a bound on the size no output of this batch can exceed in
+// practice (one that does is copied out as usual).
+size_t estimate(int64_t prev, double ratio, size_t limit) {
   const double s = static_cast<double>(prev) * ratio;
-  return static_cast<size_t>(s + s / 16) + 64;
+  return std::min(static_cast<size_t>(s + s / 16) + 64, limit);
 }
 
 // Loans are the blocks lent to one decode, each column's and partition's
@@ -451,12 +454,17 @@ struct Loans {
     off_len.assign(C, 0);
     part_data.assign(P, nullptr);
     part_len.assign(P, 0);
-    const double ratio = std::max(static_cast<double>(in_bytes) / static_cast<double>(std::max<int64_t>(last.in_bytes, 1)),
-                                  static_cast<double>(n) / static_cast<double>(std::max<int64_t>(last.records, 1)));
+    // Outputs grow with the input bytes, and some (row splits, implicit
+    // scalars) with the records. No value takes less than a byte of
+    // input, nor a nested message less than two, so in_bytes + n + 1
+    // elements bound every output.
+    double ratio = static_cast<double>(n) / static_cast<double>(std::max<int64_t>(last.records, 1));
+    if (last.in_bytes > 0) ratio = std::max(ratio, static_cast<double>(in_bytes) / static_cast<double>(last.in_bytes));
+    const size_t limit = static_cast<size_t>(in_bytes + n + 1);
     for (size_t c = 0; c < C; c++) {
       if (k.column_types[c] == ST_STRING) {
-        BlockRef data(Block::get(k.pool, estimate(last.col_bytes[c], ratio)));
-        BlockRef offs(Block::get(k.pool, (estimate(last.col_len[c], ratio) + 1) * sizeof(int64_t)));
+        BlockRef data(Block::get(k.pool, estimate(last.col_bytes[c], ratio, static_cast<size_t>(in_bytes))));
+        BlockRef offs(Block::get(k.pool, (estimate(last.col_len[c], ratio, limit) + 1) * sizeof(int64_t)));
         if (!data || !offs) continue;  // engine memory for this one
         col_data[c] = data->data;
         col_bytes[c] = data->cap;
@@ -466,14 +474,14 @@ struct Loans {
         off[c] = std::move(offs);
         continue;
       }
-      BlockRef data(Block::get(k.pool, estimate(last.col_len[c], ratio) * elemSize(k.column_types[c])));
+      BlockRef data(Block::get(k.pool, estimate(last.col_len[c], ratio, limit) * elemSize(k.column_types[c])));
       if (!data) continue;
       col_data[c] = data->data;
       col_bytes[c] = data->cap;
       col[c] = std::move(data);
     }
     for (size_t p = 0; p < P; p++) {
-      BlockRef splits(Block::get(k.pool, estimate(last.part_len[p], ratio) * sizeof(int64_t)));
+      BlockRef splits(Block::get(k.pool, estimate(last.part_len[p], ratio, limit) * sizeof(int64_t)));
       if (!splits) continue;
       part_data[p] = static_cast<int64_t*>(splits->data);
       part_len[p] = splits->cap / sizeof(int64_t);
@@ -545,17 +553,27 @@ struct Outputs {
     return b;
   }
 
-  // partition, column and strings make one output each, taking the
-  // block lent for it when the engine completed it there; a block the
-  // output outgrew stays with the loans, as the engine may read it until
-  // the result is freed.
+  // fromLent moves the block lent for an output into b when the engine
+  // completed the output there (in_place, from st_result_*_in_place). A
+  // block the output outgrew stays with the loans: the engine may read it
+  // until the result is freed.
+  static bool fromLent(BlockRef& lent, int32_t in_place, BlockRef& b) {
+    if (!lent) return false;
+    if (in_place != 1) {
+      outgrownOutputs.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    inPlaceOutputs.fetch_add(1, std::memory_order_relaxed);
+    b = std::move(lent);
+    return true;
+  }
+
+  // partition, column and strings make one output each, in the block lent
+  // for it or else copied out of engine memory.
   bool partition(int index, int64_t p, BlockRef& lent) {
     const int64_t len = st_result_partition_length(r, p);
     BlockRef b;
-    if (lent && st_result_partition_in_place(r, p) == 1) {
-      inPlaceOutputs.fetch_add(1, std::memory_order_relaxed);
-      b = std::move(lent);
-    } else if (len > 0) {
+    if (!fromLent(lent, st_result_partition_in_place(r, p), b) && len > 0) {
       b = copied(static_cast<size_t>(len) * sizeof(int64_t), "partition " + std::to_string(p), [&](void* dst) {
         return st_result_copy_partition(r, p, static_cast<int64_t*>(dst), static_cast<size_t>(len));
       });
@@ -569,10 +587,7 @@ struct Outputs {
     const int64_t len = st_result_column_length(r, c);
     const int64_t bytes = st_result_column_bytes(r, c);
     BlockRef b;
-    if (lent && st_result_column_in_place(r, c) == 1) {
-      inPlaceOutputs.fetch_add(1, std::memory_order_relaxed);
-      b = std::move(lent);
-    } else if (len > 0) {
+    if (!fromLent(lent, st_result_column_in_place(r, c), b) && len > 0) {
       b = copied(static_cast<size_t>(bytes), "column " + std::to_string(c), [&](void* dst) {
         return st_result_copy_column(r, c, dst, static_cast<size_t>(bytes));
       });
@@ -588,9 +603,7 @@ struct Outputs {
     const int64_t len = st_result_column_length(r, c);
     const int64_t bytes = st_result_column_bytes(r, c);
     BlockRef data, offsets;
-    if (lent_data && st_result_column_in_place(r, c) == 1) {
-      inPlaceOutputs.fetch_add(1, std::memory_order_relaxed);
-      data = std::move(lent_data);
+    if (fromLent(lent_data, st_result_column_in_place(r, c), data)) {
       offsets = std::move(lent_offsets);
     } else if (len > 0) {
       const std::string what = "string column " + std::to_string(c);
@@ -782,4 +795,7 @@ extern "C" int structtensor_cops_register(char* msg, size_t msg_len) {
 }
 
 extern "C" long long structtensor_cops_loaned_blocks(void) { return loanedBlocks.load(); }
-extern "C" long long structtensor_cops_in_place_outputs(void) { return inPlaceOutputs.load(); }
+extern "C" void structtensor_cops_output_counts(long long* in_place, long long* outgrown) {
+  *in_place = inPlaceOutputs.load();
+  *outgrown = outgrownOutputs.load();
+}

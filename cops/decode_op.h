@@ -34,10 +34,11 @@ int structtensor_cops_register(char* msg, size_t msg_len);
 // before the run.
 long long structtensor_cops_loaned_blocks(void);
 
-// structtensor_cops_in_place_outputs returns how many outputs the kernels
-// of this copy of the code have produced in the buffers they lent the
-// engine (rather than copied out of engine memory), for tests.
-long long structtensor_cops_in_place_outputs(void);
+// structtensor_cops_output_counts reports how many outputs the kernels of
+// this copy of the code have produced in the buffers they lent the
+// engine, and how many outgrew theirs (and were copied out of engine
+// memory), for tests.
+void structtensor_cops_output_counts(long long* in_place, long long* outgrown);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,6 @@ package cops
 
 // Test hooks into the kernel's output memory (decode_op.cc).
 var (
-	LoanedBlocks   = loanedBlocks
-	InPlaceOutputs = inPlaceOutputs
+	LoanedBlocks = loanedBlocks
+	OutputCounts = outputCounts
 )

@@ -1,7 +1,6 @@
 package cops_test
 
 import (
-	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -12,14 +11,8 @@ import (
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
-
-// batchSizes drive one kernel through both of its output paths: the
-// first batch has no predecessor to size lent buffers from (engine memory,
-// copied out), the next ones decode in place, a much larger one outgrows
-// what was lent (copied out again), and the one after it is in place at
-// its new size.
-var batchSizes = []int{150, 150, 20, 1500, 1500}
 
 // waitLoaned waits for the kernel's loaned blocks to come back to want:
 // tensors release their blocks from Go cleanups, which run after GC.
@@ -38,81 +31,31 @@ func waitLoaned(t *testing.T, want int64) {
 	}
 }
 
-// TestDecodeOpInPlaceAndOutgrow checks the op against plan.Decode on every
-// test schema (the bench datasets' four among them) through both output
-// paths, on one engine thread and on two.
-func TestDecodeOpInPlaceAndOutgrow(t *testing.T) {
+// messagePlan returns a test schema's message and the plan of all its
+// fields.
+func messagePlan(t *testing.T, name string) (protoreflect.MessageDescriptor, *decode.Plan) {
+	t.Helper()
 	d := descriptors(t)
-	for _, name := range testMessages {
-		for _, threads := range []int{1, 2} {
-			t.Run(fmt.Sprintf("%s/threads=%d", name[strings.LastIndex(name, ".")+1:], threads), func(t *testing.T) {
-				md, err := d.Message(name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				plan, err := decode.Compile(d, name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				before := cops.LoanedBlocks()
-				sess, in, sym := decodeGraph(t, plan, cops.Options{Threads: threads})
-				inPlace0 := cops.InPlaceOutputs()
-				for i, n := range batchSizes {
-					records, err := copstest.Records(md, n, uint64(100*i+n), copstest.Options{MaxRepeated: 5})
-					if err != nil {
-						t.Fatal(err)
-					}
-					want, err := plan.Decode(records)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
-					if err != nil {
-						t.Fatalf("batch %d (%d records): %v", i, n, err)
-					}
-					if !structtensor.Equal(got, want) {
-						t.Fatalf("batch %d (%d records): the op's StructTensor differs from plan.Decode\n got %v\nwant %v", i, n, got, want)
-					}
-				}
-				if cops.InPlaceOutputs() == inPlace0 {
-					t.Error("no output was produced in place")
-				}
-				sess.Close()
-				waitLoaned(t, before)
-			})
-		}
+	md, err := d.Message(name)
+	if err != nil {
+		t.Fatal(err)
 	}
+	plan, err := decode.Compile(d, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return md, plan
 }
 
 // TestDecodeOpTensorsOutliveSession fetches the op's outputs, closes the
 // session and graph (deleting the kernel and its pool), and only then
 // reads the tensors: their memory, strings included, belongs to them.
 func TestDecodeOpTensorsOutliveSession(t *testing.T) {
-	d := descriptors(t)
 	for _, name := range []string{"structtensor.testdata.example.Example", "structtensor.testdata.recipe.Recipe"} {
 		t.Run(name[strings.LastIndex(name, ".")+1:], func(t *testing.T) {
-			md, err := d.Message(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan, err := decode.Compile(d, name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			md, plan := messagePlan(t, name)
 			before := cops.LoanedBlocks()
-			g := tfbridge.NewGraph()
-			ph, err := g.AddOperation(tfbridge.OpSpec{Type: "Placeholder", Name: "records", Attrs: map[string]any{"dtype": structtensor.String, "shape": structtensor.Shape{structtensor.Unknown}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			sym, err := cops.DecodeGraph(g, ph.Output(0), plan)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sess, err := tfbridge.NewSession(g, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			sess, in, sym := decodeGraph(t, plan)
 			var fetched []*tfbridge.Tensor
 			var want *structtensor.StructTensor
 			for i := range 2 { // the second batch is decoded in place
@@ -126,7 +69,7 @@ func TestDecodeOpTensorsOutliveSession(t *testing.T) {
 				for _, f := range fetched {
 					f.Close()
 				}
-				fetched, err = sess.Run(map[tfbridge.Output]*tfbridge.Tensor{ph.Output(0): recordsTensor(t, records)}, sym.Components(), nil)
+				fetched, err = sess.Run(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym.Components(), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -134,7 +77,7 @@ func TestDecodeOpTensorsOutliveSession(t *testing.T) {
 			if err := sess.Close(); err != nil {
 				t.Fatal(err)
 			}
-			g.Close()
+			sess.Graph().Close()
 			runtime.GC()
 			got, err := sym.Value(fetched)
 			if err != nil {
@@ -151,66 +94,15 @@ func TestDecodeOpTensorsOutliveSession(t *testing.T) {
 	}
 }
 
-// TestDecodeOpBadRecordLeaksNothing fails a run whose buffers were lent
-// (the kernel decoded a batch before): every block comes back at once.
-func TestDecodeOpBadRecordLeaksNothing(t *testing.T) {
-	d := descriptors(t)
-	name := "structtensor.testdata.recipe.Recipe"
-	md, _ := d.Message(name)
-	plan, err := decode.Compile(d, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	records, err := copstest.Records(md, 200, 3, copstest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, in, sym := decodeGraph(t, plan, cops.Options{Threads: 2})
-	if _, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym); err != nil {
-		t.Fatal(err)
-	}
-	waitLoaned(t, 0)
-	records[150] = []byte{0x12, 0x05, 0x0a, 0x01} // ingredients: a length past the end
-	_, err = sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
-	if err == nil {
-		t.Fatal("the op accepted the bad record")
-	}
-	if tfbridge.CodeOf(err) != tfbridge.CodeInvalidArgument {
-		t.Errorf("code %v, want InvalidArgument: %v", tfbridge.CodeOf(err), err)
-	}
-	for _, want := range []string{"record 150,", "byte offset", "ingredients"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not mention %q", err, want)
-		}
-	}
-	if n := cops.LoanedBlocks(); n != 0 {
-		t.Errorf("%d output blocks on loan after the failed run", n)
-	}
-}
-
 // TestDecodeOpStringsCopiedByTF lets a TensorFlow op copy the op's string
 // output element by element (ReverseV2: long strings stay views of the
 // op's block, with a reference of their own), releases the op's output
 // and the session, and reads the copy.
 func TestDecodeOpStringsCopiedByTF(t *testing.T) {
-	d := descriptors(t)
-	name := "structtensor.testdata.recipe.Recipe"
-	md, _ := d.Message(name)
-	plan, err := decode.Compile(d, name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	md, plan := messagePlan(t, "structtensor.testdata.recipe.Recipe")
 	before := cops.LoanedBlocks()
-	g := tfbridge.NewGraph()
-	defer g.Close()
-	ph, err := g.AddOperation(tfbridge.OpSpec{Type: "Placeholder", Name: "records", Attrs: map[string]any{"dtype": structtensor.String, "shape": structtensor.Shape{structtensor.Unknown}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sym, err := cops.DecodeGraph(g, ph.Output(0), plan)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sess, in, sym := decodeGraph(t, plan)
+	g := sess.Graph()
 	var values tfbridge.Output
 	found := false
 	for i, c := range sym.ComponentSpecs() {
@@ -234,10 +126,6 @@ func TestDecodeOpStringsCopiedByTF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := tfbridge.NewSession(g, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fetched []*tfbridge.Tensor
 	for i := range 2 { // the second batch is decoded in place
 		for _, f := range fetched {
@@ -247,7 +135,7 @@ func TestDecodeOpStringsCopiedByTF(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fetched, err = sess.Run(map[tfbridge.Output]*tfbridge.Tensor{ph.Output(0): recordsTensor(t, records)}, []tfbridge.Output{values, rev.Output(0)}, nil)
+		fetched, err = sess.Run(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, []tfbridge.Output{values, rev.Output(0)}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

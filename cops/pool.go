@@ -7,6 +7,10 @@ import "C"
 // (to the engine or to tensors) and not had back; see decode_op.cc.
 func loanedBlocks() int64 { return int64(C.structtensor_cops_loaned_blocks()) }
 
-// inPlaceOutputs is the number of outputs the kernels have produced in the
-// memory they lent the engine.
-func inPlaceOutputs() int64 { return int64(C.structtensor_cops_in_place_outputs()) }
+// outputCounts returns how many outputs the kernels have produced in the
+// memory they lent the engine, and how many outgrew it.
+func outputCounts() (inPlace, outgrown int64) {
+	var i, o C.longlong
+	C.structtensor_cops_output_counts(&i, &o)
+	return int64(i), int64(o)
+}
