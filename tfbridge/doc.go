@@ -79,7 +79,10 @@
 // its component tensors plus its structtensor.StructSpec. Session.RunStruct
 // fetches the components and rebuilds the concrete *structtensor.StructTensor
 // with the value model's constructors (so every invariant is checked on
-// the way back; bad row splits are errors, not panics). Field selects
+// the way back; bad row splits are errors, not panics); a caller that
+// fetched the components itself (Session.Run with Components(), to hand
+// them on or to fetch them with other outputs) rebuilds it with
+// SymbolicStruct.Value. Field selects
 // symbolic fields by path, in full shape. PlaceholdersFromSpec and
 // FeedStruct let a Go program feed ragged, nested StructTensors to a graph;
 // NewSymbolicStruct wraps the outputs of an op (the decode op) that
