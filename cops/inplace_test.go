@@ -1,6 +1,7 @@
 package cops_test
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -171,4 +172,63 @@ func TestDecodeOpStringsCopiedByTF(t *testing.T) {
 		t.Error("no string longer than 22 bytes: the views were not exercised")
 	}
 	waitLoaned(t, before)
+}
+
+// TestDecodeOpConcurrentRuns runs one session (so one kernel instance,
+// which TensorFlow may call concurrently) from several goroutines at once,
+// each with batches of its own sizes: every output equals plan.Decode of
+// its own records, and every lent block comes back. The kernel's shared
+// state (the sizes of the last batch, the block pool) is what is under
+// test; run with -race.
+func TestDecodeOpConcurrentRuns(t *testing.T) {
+	for _, name := range []string{"structtensor.testdata.recipe.Recipe", "structtensor.testdata.example.ExampleListWithContext"} {
+		t.Run(name[strings.LastIndex(name, ".")+1:], func(t *testing.T) {
+			md, plan := messagePlan(t, name)
+			before := cops.LoanedBlocks()
+			sess, in, sym := decodeGraph(t, plan, cops.Options{Threads: 1})
+			const workers, runs = 4, 12
+			errs := make(chan error, workers)
+			for w := 0; w < workers; w++ {
+				go func() {
+					errs <- func() error {
+						for r := 0; r < runs; r++ {
+							n := 1 + (w*runs+r)*37%150
+							records, err := copstest.Records(md, n, uint64(w*1000+r+1), copstest.Options{MaxRepeated: 8})
+							if err != nil {
+								return err
+							}
+							want, err := plan.Decode(records)
+							if err != nil {
+								return err
+							}
+							st, err := structtensor.NewTensor(nil, records)
+							if err != nil {
+								return err
+							}
+							feed, err := tfbridge.NewTensor(st)
+							if err != nil {
+								return err
+							}
+							got, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: feed}, sym)
+							feed.Close()
+							if err != nil {
+								return fmt.Errorf("worker %d run %d (%d records): %w", w, r, n, err)
+							}
+							if !structtensor.Equal(got, want) {
+								return fmt.Errorf("worker %d run %d (%d records): the op's StructTensor differs from plan.Decode", w, r, n)
+							}
+						}
+						return nil
+					}()
+				}()
+			}
+			for w := 0; w < workers; w++ {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+			sess.Close()
+			waitLoaned(t, before)
+		})
+	}
 }
