@@ -84,8 +84,11 @@
 // 32 bits, zigzag, bool) and a masked store finish the lanes. Values
 // longer than eight bytes, and a run cut short, go to the scalar decoder
 // one value at a time, which reports errors. Elsewhere the scalar decoder
-// takes eight bytes at a time: every value that ends in the word is taken
-// out of it without waiting on the previous value's length.
+// takes eight bytes at a time and decodes the first two values that end in
+// the word with no branch on their lengths (conditional moves, and a
+// store of the second that lands in a scratch slot when it does not end
+// there), about 600 MB/s on flat here against 500 for a loop over every
+// value in the word.
 // STRUCTTENSOR_NATIVE_PORTABLE=1 forces the scalar code, and the
 // sanitizer test compares the two on every packed varint type.
 //

@@ -820,6 +820,14 @@ struct VecZigzag32 { using T = int32_t; };
 struct VecBool { using T = uint8_t; };
 #endif
 
+// squeeze7 drops the continuation bits of a varint of up to 8 bytes held
+// little-endian in x (nothing above its last byte): 7 bits per byte, packed.
+inline uint64_t squeeze7(uint64_t x) {
+  x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+  x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+  return ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+}
+
 inline int32_t zigzag32(uint64_t v) {
   uint32_t u = uint32_t(v);
   return int32_t((u >> 1) ^ (~(u & 1) + 1));
@@ -1115,28 +1123,24 @@ struct Decoder {
     }
 #endif
     // k never passes the reserve: each value written ends in the run.
-    // Eight bytes at a time: every varint that ends inside the word is
-    // decoded from it, so consecutive values do not wait on each other's
-    // length (the loop-carried dependency is one bit-clear, not a load).
-    // The word may reach past the run (not past the record): terminators
+    // Eight bytes at a time, the first two values that end in the word
+    // decoded from it with no branch on their lengths (a loop with a trip
+    // count per word would mispredict on every mix of lengths): the
+    // second is stored, and counted, only when it ends in the word. The
+    // word may reach past the run (not past the record): terminators
     // beyond the run are masked off.
+    T unused;
     while (p < q) {
-      if (rec_end - p < 8) {
-        uint64_t v;
-        p = read_varint(p, q, &v);
-        if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
-        T t = conv(v);
-        memcpy(out + k, &t, sizeof(T));
-        k++;
-        continue;
+      uint64_t stop = 0, w = 0;
+      if (rec_end - p >= 8) {
+        memcpy(&w, p, 8);
+        stop = ~w & 0x8080808080808080ull;
+        size_t avail = size_t(q - p);
+        if (avail < 8) stop &= (uint64_t(1) << (avail * 8)) - 1;
       }
-      uint64_t w;
-      memcpy(&w, p, 8);
-      uint64_t stop = ~w & 0x8080808080808080ull;
-      size_t avail = size_t(q - p);
-      if (avail < 8) stop &= (uint64_t(1) << (avail * 8)) - 1;
       if (__builtin_expect(stop == 0, 0)) {
-        // A varint longer than 8 bytes, or one the run cuts short.
+        // Near the record's end, a varint longer than 8 bytes, or one
+        // the run cuts short: one value the slow way.
         uint64_t v;
         p = read_varint(p, q, &v);
         if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
@@ -1145,22 +1149,17 @@ struct Decoder {
         k++;
         continue;
       }
-      int start = 0;
-      do {
-        int end = __builtin_ctzll(stop) + 1;
-        uint64_t x = w >> start;
-        int n = end - start;
-        if (n < 64) x &= (uint64_t(1) << n) - 1;
-        x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
-        x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
-        x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
-        T t = conv(x);
-        memcpy(out + k, &t, sizeof(T));
-        k++;
-        start = end;
-        stop &= stop - 1;
-      } while (stop);
-      p += start / 8;
+      // end1, end2: the bit after each value's last byte (end2 == end1
+      // when only one value ends in the word).
+      unsigned end1 = unsigned(__builtin_ctzll(stop)) + 1;
+      uint64_t rest = stop & (stop - 1);
+      unsigned end2 = rest ? unsigned(__builtin_ctzll(rest)) + 1 : end1;
+      T t1 = conv(squeeze7(w & (~uint64_t(0) >> (64 - end1))));
+      T t2 = conv(squeeze7((w & (~uint64_t(0) >> (64 - end2))) >> (end1 & 63)));
+      memcpy(out + k, &t1, sizeof(T));
+      memcpy(rest ? out + k + 1 : &unused, &t2, sizeof(T));
+      k += rest ? 2 : 1;
+      p += (rest ? end2 : end1) / 8;
     }
     c.vals.len += k * sizeof(T);
     c.n += int64_t(k);
