@@ -5,10 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/savedmodel"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfrecord"
@@ -44,17 +42,9 @@ func runDataView(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 func runDataViewExport(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dataview export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var protos, includes, paths multiFlag
-	descSet := fs.String("descriptor-set", "", "serialized FileDescriptorSet holding the schema")
-	fs.Var(&protos, "proto", ".proto file to parse (repeatable)")
-	fs.Var(&includes, "I", "import path for --proto files (repeatable)")
-	message := fs.String("message", "", "full name of the record message, e.g. pkg.Recipe")
-	fs.Var(&paths, "path", "field path to project, struct2tensor syntax (repeatable; default every field)")
+	schema := addPlanFlags(fs)
 	out := fs.String("o", "", "directory to write the SavedModel to (must not exist or be empty)")
 	threads := fs.Int("threads", 0, "engine threads per run of the op (0: all cores)")
-	fill := fs.Bool("fill-required", false, "decode missing proto2 required fields as their defaults")
-	anyUTF8 := fs.Bool("accept-invalid-utf8", false, "accept invalid UTF-8 in proto3 strings")
-	maxDepth := fs.Int("max-depth", decode.DefaultMaxDepth, "message nesting limit")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, dataViewUsage)
 		fs.PrintDefaults()
@@ -65,14 +55,10 @@ func runDataViewExport(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("dataview export takes no arguments, got %q", fs.Args())
 	}
-	if *message == "" || *out == "" {
+	if *schema.message == "" || *out == "" {
 		return errors.New("--message and -o are required")
 	}
-	desc, err := loadDescriptors(*descSet, protos, includes)
-	if err != nil {
-		return err
-	}
-	plan, err := decode.CompileOptions{MaxDepth: *maxDepth, FillRequired: *fill, AcceptInvalidUTF8: *anyUTF8}.Compile(desc, *message, paths...)
+	plan, err := schema.compile()
 	if err != nil {
 		return err
 	}
@@ -81,24 +67,6 @@ func runDataViewExport(args []string, stdout, stderr io.Writer) error {
 	}
 	_, err = fmt.Fprintf(stdout, "wrote DataView %s: %s\nspec: %v\n", *out, plan, plan.Spec())
 	return err
-}
-
-// loadDescriptors reads the schema from a FileDescriptorSet or .proto
-// sources, as the decode command takes them.
-func loadDescriptors(descSet string, protos, includes []string) (*decode.Descriptors, error) {
-	switch {
-	case descSet != "" && len(protos) > 0:
-		return nil, errors.New("give --descriptor-set or --proto, not both")
-	case descSet != "":
-		b, err := os.ReadFile(descSet)
-		if err != nil {
-			return nil, err
-		}
-		return decode.LoadDescriptorSet(b)
-	case len(protos) > 0:
-		return decode.ParseProtoFiles(includes, protos...)
-	}
-	return nil, errors.New("--descriptor-set or --proto is required")
 }
 
 func runDataViewRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {

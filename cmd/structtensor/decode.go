@@ -30,12 +30,6 @@ var decodeWriters = map[string]func(io.Writer, *structtensor.StructTensor) error
 	},
 }
 
-// multiFlag collects a repeated string flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
-
 func init() {
 	register(command{
 		name:    "decode",
@@ -47,20 +41,12 @@ func init() {
 func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var protos, includes, paths multiFlag
-	descSet := fs.String("descriptor-set", "", "serialized FileDescriptorSet holding the schema")
-	fs.Var(&protos, "proto", ".proto file to parse (repeatable)")
-	fs.Var(&includes, "I", "import path for --proto files (repeatable)")
-	message := fs.String("message", "", "full name of the record message, e.g. pkg.Recipe")
-	fs.Var(&paths, "path", "field path to project, struct2tensor syntax (repeatable; default every field)")
+	schema := addPlanFlags(fs)
 	framing := fs.String("input-format", "tfrecord", "record framing: tfrecord or delimited")
 	compression := fs.String("compression", "auto", "input compression: auto, none, gzip or zlib")
 	out := addRecordOutputFlags(fs)
 	threads := fs.Int("threads", 0, "decode threads (0: all cores)")
 	batch := fs.Int("batch", 8192, "records per decoded batch")
-	fill := fs.Bool("fill-required", false, "decode missing proto2 required fields as their defaults")
-	anyUTF8 := fs.Bool("accept-invalid-utf8", false, "accept invalid UTF-8 in proto3 strings")
-	maxDepth := fs.Int("max-depth", decode.DefaultMaxDepth, "message nesting limit")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: structtensor decode (--descriptor-set F | --proto F [-I DIR]...) --message NAME [--path P]... [--input-format tfrecord|delimited] [--to json|jsonl|spec] [FILE|-]")
 		fs.PrintDefaults()
@@ -71,30 +57,10 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if fs.NArg() > 1 {
 		return fmt.Errorf("one input file at most, got %d", fs.NArg())
 	}
-	if *message == "" {
+	if *schema.message == "" {
 		return errors.New("--message is required")
 	}
-	var desc *decode.Descriptors
-	var err error
-	switch {
-	case *descSet != "" && len(protos) > 0:
-		return errors.New("give --descriptor-set or --proto, not both")
-	case *descSet != "":
-		b, err := os.ReadFile(*descSet)
-		if err != nil {
-			return err
-		}
-		if desc, err = decode.LoadDescriptorSet(b); err != nil {
-			return err
-		}
-	case len(protos) > 0:
-		if desc, err = decode.ParseProtoFiles(includes, protos...); err != nil {
-			return err
-		}
-	default:
-		return errors.New("--descriptor-set or --proto is required")
-	}
-	plan, err := decode.CompileOptions{MaxDepth: *maxDepth, FillRequired: *fill, AcceptInvalidUTF8: *anyUTF8}.Compile(desc, *message, paths...)
+	plan, err := schema.compile()
 	if err != nil {
 		return err
 	}
