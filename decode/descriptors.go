@@ -49,21 +49,8 @@ func ParseProtoFiles(importPaths []string, files ...string) (*Descriptors, error
 		return nil, fmt.Errorf("%w: %v", ErrDescriptor, err)
 	}
 	reg := new(protoregistry.Files)
-	var add func(f protoreflect.FileDescriptor) error
-	add = func(f protoreflect.FileDescriptor) error {
-		if _, err := reg.FindFileByPath(f.Path()); err == nil {
-			return nil
-		}
-		imps := f.Imports()
-		for i := 0; i < imps.Len(); i++ {
-			if err := add(imps.Get(i).FileDescriptor); err != nil {
-				return err
-			}
-		}
-		return reg.RegisterFile(f)
-	}
 	for _, f := range compiled {
-		if err := add(f); err != nil {
+		if err := registerWithImports(reg, f); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrDescriptor, err)
 		}
 	}
@@ -76,23 +63,27 @@ func ParseProtoFiles(importPaths []string, files ...string) (*Descriptors, error
 // not seen; use a FileDescriptorSet that contains them instead.
 func FromMessage(md protoreflect.MessageDescriptor) (*Descriptors, error) {
 	reg := new(protoregistry.Files)
-	var add func(f protoreflect.FileDescriptor) error
-	add = func(f protoreflect.FileDescriptor) error {
-		if _, err := reg.FindFileByPath(f.Path()); err == nil {
-			return nil
-		}
-		imps := f.Imports()
-		for i := 0; i < imps.Len(); i++ {
-			if err := add(imps.Get(i).FileDescriptor); err != nil {
-				return err
-			}
-		}
-		return reg.RegisterFile(f)
-	}
-	if err := add(md.ParentFile()); err != nil {
+	if err := registerWithImports(reg, md.ParentFile()); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDescriptor, err)
 	}
 	return newDescriptors(reg), nil
+}
+
+// registerWithImports registers f in reg together with every file it
+// imports, directly or not, so that reg holds every descriptor f refers
+// to. Imports go first; a file already in reg is skipped, so one imported
+// by several files is registered once.
+func registerWithImports(reg *protoregistry.Files, f protoreflect.FileDescriptor) error {
+	if _, err := reg.FindFileByPath(f.Path()); err == nil {
+		return nil
+	}
+	imps := f.Imports()
+	for i := 0; i < imps.Len(); i++ {
+		if err := registerWithImports(reg, imps.Get(i).FileDescriptor); err != nil {
+			return err
+		}
+	}
+	return reg.RegisterFile(f)
 }
 
 func newDescriptors(files *protoregistry.Files) *Descriptors {
