@@ -45,6 +45,15 @@ func (w wire) group(num protowire.Number, body wire) wire {
 
 func (w wire) raw(b ...byte) wire { return append(w, b...) }
 
+// wireRecords is records as Plan.Decode takes them.
+func wireRecords(records []wire) [][]byte {
+	out := make([][]byte, len(records))
+	for i, r := range records {
+		out[i] = r
+	}
+	return out
+}
+
 func packedVarints(vs ...uint64) []byte {
 	var b []byte
 	for _, v := range vs {
@@ -199,10 +208,7 @@ func TestSemantics(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			records := make([][]byte, len(tc.records))
-			for i, r := range tc.records {
-				records[i] = r
-			}
+			records := wireRecords(tc.records)
 			st, err := plan.Decode(records)
 			if err != nil {
 				t.Fatal(err)
@@ -316,10 +322,7 @@ func TestBadInput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			records := make([][]byte, len(tc.records))
-			for i, r := range tc.records {
-				records[i] = r
-			}
+			records := wireRecords(tc.records)
 			st, err := plan.Decode(records)
 			if st != nil {
 				t.Errorf("partial output returned with the error")
