@@ -517,7 +517,8 @@ __attribute__((noinline)) const uint8_t* read_varint_slow(const uint8_t* p, cons
 }
 
 // read_varint_unrolled decodes a varint from p, which must have at least
-// 10 readable bytes: no bounds checks.
+// 10 readable bytes: no bounds checks. The compiler unrolls the loop (the
+// pragma), so there is no counter at run time.
 __attribute__((always_inline)) inline const uint8_t* read_varint_unrolled(const uint8_t* p, uint64_t* out) {
   // Each step adds the next byte shifted into place minus its continuation bit (the (b - 1) trick: the
   // previous byte's 0x80 was added one step earlier at this position).
@@ -526,55 +527,16 @@ __attribute__((always_inline)) inline const uint8_t* read_varint_unrolled(const 
     *out = res;
     return p + 1;
   }
-  uint64_t b = p[1];
-  res += (b - 1) << 7;
-  if (b < 0x80) {
-    *out = res;
-    return p + 2;
+#pragma GCC unroll 8
+  for (int i = 1; i < 9; i++) {
+    uint64_t b = p[i];
+    res += (b - 1) << (7 * i);
+    if (b < 0x80) {
+      *out = res;
+      return p + i + 1;
+    }
   }
-  b = p[2];
-  res += (b - 1) << 14;
-  if (b < 0x80) {
-    *out = res;
-    return p + 3;
-  }
-  b = p[3];
-  res += (b - 1) << 21;
-  if (b < 0x80) {
-    *out = res;
-    return p + 4;
-  }
-  b = p[4];
-  res += (b - 1) << 28;
-  if (b < 0x80) {
-    *out = res;
-    return p + 5;
-  }
-  b = p[5];
-  res += (b - 1) << 35;
-  if (b < 0x80) {
-    *out = res;
-    return p + 6;
-  }
-  b = p[6];
-  res += (b - 1) << 42;
-  if (b < 0x80) {
-    *out = res;
-    return p + 7;
-  }
-  b = p[7];
-  res += (b - 1) << 49;
-  if (b < 0x80) {
-    *out = res;
-    return p + 8;
-  }
-  b = p[8];
-  res += (b - 1) << 56;
-  if (b < 0x80) {
-    *out = res;
-    return p + 9;
-  }
-  b = p[9];
+  uint64_t b = p[9];
   if (b > 1) return nullptr;  // overflow, or more than 10 bytes
   res += (b - 1) << 63;
   *out = res;
@@ -609,23 +571,12 @@ __attribute__((always_inline)) inline const uint8_t* read_varint_lim(const uint8
   return read_varint_slow(p, end, out);
 }
 
-// read_varint8 decodes a varint of at most 8 bytes without branching on
-// its length, from a position with at least 8 readable bytes; it returns
-// nullptr when the varint is longer (the caller falls back). Packed runs of
-// values of mixed sizes would otherwise mispredict on nearly every value.
-__attribute__((always_inline)) inline const uint8_t* read_varint8(const uint8_t* p, uint64_t* out) {
-  uint64_t w;
-  memcpy(&w, p, 8);
-  uint64_t stop = ~w & 0x8080808080808080ull;
-  if (__builtin_expect(stop == 0, 0)) return nullptr;
-  int bits = __builtin_ctzll(stop) + 1;  // through the last byte's high bit
-  uint64_t x = bits == 64 ? w : w & ((uint64_t(1) << bits) - 1);
-  // Squeeze out the continuation bits: 7-bit groups to 14, 28, 56 bits.
+// squeeze7 drops the continuation bits of a varint of up to 8 bytes held
+// little-endian in x (nothing above its last byte): 7 bits per byte, packed.
+inline uint64_t squeeze7(uint64_t x) {
   x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
   x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
-  x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
-  *out = x;
-  return p + bits / 8;
+  return ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
 }
 
 // valid_utf8 matches Go's utf8.Valid: no overlong forms, no surrogates,
@@ -819,14 +770,6 @@ struct VecZigzag64 { using T = int64_t; };
 struct VecZigzag32 { using T = int32_t; };
 struct VecBool { using T = uint8_t; };
 #endif
-
-// squeeze7 drops the continuation bits of a varint of up to 8 bytes held
-// little-endian in x (nothing above its last byte): 7 bits per byte, packed.
-inline uint64_t squeeze7(uint64_t x) {
-  x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
-  x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
-  return ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
-}
 
 inline int32_t zigzag32(uint64_t v) {
   uint32_t u = uint32_t(v);
