@@ -23,15 +23,7 @@ func Map(root *st.StructTensor, newPath string, out st.DType, fn func(args []any
 	if !out.Valid() {
 		return nil, fmt.Errorf("%w: output dtype %v", ErrArgument, out)
 	}
-	parent, name, err := mapTarget(srcPaths, newPath)
-	if err != nil {
-		return nil, err
-	}
-	return onElements(root, func(root *st.StructTensor) (*st.StructTensor, error) {
-		parts, vals, err := mapSources(root, srcPaths)
-		if err != nil {
-			return nil, err
-		}
+	return mapLeaves(root, newPath, srcPaths, func(vals []*st.Tensor) (*st.Tensor, error) {
 		n := vals[0].Len()
 		args := make([]any, len(vals))
 		res := newBuilder(out, n)
@@ -47,15 +39,7 @@ func Map(root *st.StructTensor, newPath string, out st.DType, fn func(args []any
 				return nil, fmt.Errorf("map to %q at value %d: %w", newPath, i, err)
 			}
 		}
-		t, err := res.tensor(vals[0].Shape())
-		if err != nil {
-			return nil, err
-		}
-		v, err := st.JoinOuterDims(parts, t)
-		if err != nil {
-			return nil, err
-		}
-		return addField(root, parent, name, v)
+		return res.tensor(vals[0].Shape())
 	})
 }
 
@@ -71,15 +55,7 @@ func MapValues[T, R Elem](root *st.StructTensor, src, newPath string, fn func(T)
 	if fn == nil {
 		return nil, fmt.Errorf("%w: MapValues needs a function", ErrArgument)
 	}
-	parent, name, err := mapTarget([]string{src}, newPath)
-	if err != nil {
-		return nil, err
-	}
-	return onElements(root, func(root *st.StructTensor) (*st.StructTensor, error) {
-		parts, vals, err := mapSources(root, []string{src})
-		if err != nil {
-			return nil, err
-		}
+	return mapLeaves(root, newPath, []string{src}, func(vals []*st.Tensor) (*st.Tensor, error) {
 		in, ok := vals[0].Data().([]T)
 		if !ok {
 			return nil, fmt.Errorf("%w: %q is %v, not %T", ErrArgument, src, vals[0].DType(), *new(T))
@@ -88,7 +64,25 @@ func MapValues[T, R Elem](root *st.StructTensor, src, newPath string, fn func(T)
 		for i, x := range in {
 			res[i] = fn(x)
 		}
-		t, err := st.NewTensor(vals[0].Shape(), res)
+		return st.NewTensor(vals[0].Shape(), res)
+	})
+}
+
+// mapLeaves is the frame of Map and MapValues: fn turns the flat value
+// tensors of the sibling leaves srcPaths into the flat values of newPath,
+// which gets the sources' partitions. fn is called once with all the
+// values, so the caller's per-value loop stays its own (typed in MapValues).
+func mapLeaves(root *st.StructTensor, newPath string, srcPaths []string, fn func(vals []*st.Tensor) (*st.Tensor, error)) (*st.StructTensor, error) {
+	parent, name, err := mapTarget(srcPaths, newPath)
+	if err != nil {
+		return nil, err
+	}
+	return onElements(root, func(root *st.StructTensor) (*st.StructTensor, error) {
+		parts, vals, err := mapSources(root, srcPaths)
+		if err != nil {
+			return nil, err
+		}
+		t, err := fn(vals)
 		if err != nil {
 			return nil, err
 		}

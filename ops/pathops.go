@@ -323,7 +323,10 @@ func HasField(root *st.StructTensor, path, newName string) (*st.StructTensor, er
 	return countField(root, path, newName, true)
 }
 
-func countField(root *st.StructTensor, path, newName string, has bool) (*st.StructTensor, error) {
+// addNextTo is the frame of the ops that add newName next to path: in
+// every element of root, derive turns path's flat value v (steps is path
+// split, for errors and sibling paths) into the new field's flat value.
+func addNextTo(root *st.StructTensor, path, newName string, derive func(root *st.StructTensor, steps []string, v st.Value) (st.Value, error)) (*st.StructTensor, error) {
 	steps, err := parsePath(path)
 	if err != nil {
 		return nil, err
@@ -333,6 +336,16 @@ func countField(root *st.StructTensor, path, newName string, has bool) (*st.Stru
 		if err != nil {
 			return nil, err
 		}
+		out, err := derive(root, steps, v)
+		if err != nil {
+			return nil, err
+		}
+		return addField(root, steps[:len(steps)-1], newName, out)
+	})
+}
+
+func countField(root *st.StructTensor, path, newName string, has bool) (*st.StructTensor, error) {
+	return addNextTo(root, path, newName, func(_ *st.StructTensor, steps []string, v st.Value) (st.Value, error) {
 		n := v.NumRows()
 		lengths := make([]int64, n)
 		if v.Rank() < 2 {
@@ -348,20 +361,14 @@ func countField(root *st.StructTensor, path, newName string, has bool) (*st.Stru
 				lengths[i] = int64(p.RowLength(i))
 			}
 		}
-		var t *st.Tensor
 		if has {
 			b := make([]bool, n)
 			for i, l := range lengths {
 				b[i] = l > 0
 			}
-			t, err = st.NewTensor(nil, b)
-		} else {
-			t, err = st.NewTensor(nil, lengths)
+			return st.NewTensor(nil, b)
 		}
-		if err != nil {
-			return nil, err
-		}
-		return addField(root, steps[:len(steps)-1], newName, t)
+		return st.NewTensor(nil, lengths)
 	})
 }
 
@@ -378,15 +385,7 @@ func PositionalIndexFromEnd(root *st.StructTensor, path, newName string) (*st.St
 }
 
 func positional(root *st.StructTensor, path, newName string, fromEnd bool) (*st.StructTensor, error) {
-	steps, err := parsePath(path)
-	if err != nil {
-		return nil, err
-	}
-	return onElements(root, func(root *st.StructTensor) (*st.StructTensor, error) {
-		_, v, err := leaf(root, steps)
-		if err != nil {
-			return nil, err
-		}
+	return addNextTo(root, path, newName, func(_ *st.StructTensor, steps []string, v st.Value) (st.Value, error) {
 		p, _, err := firstDim(v, steps)
 		if err != nil {
 			return nil, err
@@ -405,11 +404,7 @@ func positional(root *st.StructTensor, path, newName string, fromEnd bool) (*st.
 		if err != nil {
 			return nil, err
 		}
-		out, err := st.JoinOuterDims([]*st.RowPartition{p}, t)
-		if err != nil {
-			return nil, err
-		}
-		return addField(root, steps[:len(steps)-1], newName, out)
+		return st.JoinOuterDims([]*st.RowPartition{p}, t)
 	})
 }
 
@@ -421,15 +416,7 @@ const SliceEnd = math.MaxInt
 // bounds count from the end of each parent; bounds are clamped). It is
 // struct2tensor's slice_expression; path may be a leaf or a struct.
 func Slice(root *st.StructTensor, path, newName string, begin, end int) (*st.StructTensor, error) {
-	steps, err := parsePath(path)
-	if err != nil {
-		return nil, err
-	}
-	return onElements(root, func(root *st.StructTensor) (*st.StructTensor, error) {
-		_, v, err := leaf(root, steps)
-		if err != nil {
-			return nil, err
-		}
+	return addNextTo(root, path, newName, func(_ *st.StructTensor, steps []string, v st.Value) (st.Value, error) {
 		p, flat, err := firstDim(v, steps)
 		if err != nil {
 			return nil, err
@@ -458,11 +445,7 @@ func Slice(root *st.StructTensor, path, newName string, begin, end int) (*st.Str
 		if err != nil {
 			return nil, err
 		}
-		out, err := st.JoinOuterDims([]*st.RowPartition{q}, f)
-		if err != nil {
-			return nil, err
-		}
-		return addField(root, steps[:len(steps)-1], newName, out)
+		return st.JoinOuterDims([]*st.RowPartition{q}, f)
 	})
 }
 
@@ -491,15 +474,7 @@ func Truncate(root *st.StructTensor, path, newName string, limit int) (*st.Struc
 // and true (struct2tensor's filter_by_child). child has one bool per
 // element, or a list of at most one.
 func FilterByChild(root *st.StructTensor, path, child, newName string) (*st.StructTensor, error) {
-	steps, err := parsePath(path)
-	if err != nil {
-		return nil, err
-	}
-	return onElements(root, func(root *st.StructTensor) (*st.StructTensor, error) {
-		_, v, err := leaf(root, steps)
-		if err != nil {
-			return nil, err
-		}
+	return addNextTo(root, path, newName, func(_ *st.StructTensor, _ []string, v st.Value) (st.Value, error) {
 		s, ok := v.(*st.StructTensor)
 		if !ok {
 			return nil, fmt.Errorf("%w: %q is a %s, not a struct", ErrPath, path, kindName(v))
@@ -520,11 +495,7 @@ func FilterByChild(root *st.StructTensor, path, child, newName string) (*st.Stru
 		if err != nil {
 			return nil, err
 		}
-		out, err := maskRows(append([]*st.RowPartition(nil), parts...), flat, keep, false, len(parts))
-		if err != nil {
-			return nil, err
-		}
-		return addField(root, steps[:len(steps)-1], newName, out)
+		return maskRows(append([]*st.RowPartition(nil), parts...), flat, keep, false, len(parts))
 	})
 }
 
@@ -570,15 +541,7 @@ func presentAndTrue(v st.Value, path string) ([]bool, error) {
 // is true (struct2tensor's filter_by_sibling). path and sibling must have
 // the same shape.
 func FilterBySibling(root *st.StructTensor, path, sibling, newName string) (*st.StructTensor, error) {
-	steps, err := parsePath(path)
-	if err != nil {
-		return nil, err
-	}
-	return onElements(root, func(root *st.StructTensor) (*st.StructTensor, error) {
-		_, v, err := leaf(root, steps)
-		if err != nil {
-			return nil, err
-		}
+	return addNextTo(root, path, newName, func(root *st.StructTensor, steps []string, v st.Value) (st.Value, error) {
 		sibSteps := append(slices.Clone(steps[:len(steps)-1]), sibling)
 		_, m, err := leaf(root, sibSteps)
 		if err != nil {
@@ -594,6 +557,6 @@ func FilterBySibling(root *st.StructTensor, path, sibling, newName string) (*st.
 		if err != nil {
 			return nil, fmt.Errorf("filter %q by %q: %w", path, joinPath(sibSteps), err)
 		}
-		return addField(root, steps[:len(steps)-1], newName, out)
+		return out, nil
 	})
 }
