@@ -53,31 +53,18 @@ func NewTensor(shape Shape, values any) (*Tensor, error) {
 		n, t = len(v), &Tensor{dtype: Float64, data: v}
 	case []string:
 		n = len(v)
-		t = &Tensor{dtype: String, strOffsets: make([]int64, 0, n+1), utf8: true}
-		size := 0
+		t = &Tensor{dtype: String, utf8: true}
+		t.strData, t.strOffsets = packStrings(v)
 		for _, s := range v {
-			size += len(s)
-		}
-		t.strData = make([]byte, 0, size)
-		t.strOffsets = append(t.strOffsets, 0)
-		for _, s := range v {
-			t.strData = append(t.strData, s...)
-			t.strOffsets = append(t.strOffsets, int64(len(t.strData)))
-			t.utf8 = t.utf8 && utf8.ValidString(s)
+			if !utf8.ValidString(s) {
+				t.utf8 = false
+				break
+			}
 		}
 	case [][]byte:
 		n = len(v)
-		t = &Tensor{dtype: String, strOffsets: make([]int64, 0, n+1)}
-		size := 0
-		for _, s := range v {
-			size += len(s)
-		}
-		t.strData = make([]byte, 0, size)
-		t.strOffsets = append(t.strOffsets, 0)
-		for _, s := range v {
-			t.strData = append(t.strData, s...)
-			t.strOffsets = append(t.strOffsets, int64(len(t.strData)))
-		}
+		t = &Tensor{dtype: String}
+		t.strData, t.strOffsets = packStrings(v)
 	default:
 		return nil, fmt.Errorf("%w: unsupported element slice %T", ErrDType, values)
 	}
@@ -93,6 +80,22 @@ func NewTensor(shape Shape, values any) (*Tensor, error) {
 	t.shape = shape.clone()
 	checkInvariants(t)
 	return t, nil
+}
+
+// packStrings copies values into one data buffer and the len+1 offsets
+// that delimit them, the form a String tensor holds.
+func packStrings[S ~string | ~[]byte](values []S) (data []byte, offsets []int64) {
+	size := 0
+	for _, s := range values {
+		size += len(s)
+	}
+	data = make([]byte, 0, size)
+	offsets = make([]int64, 1, len(values)+1)
+	for _, s := range values {
+		data = append(data, s...)
+		offsets = append(offsets, int64(len(data)))
+	}
+	return data, offsets
 }
 
 // NewStringTensor returns a String tensor over data and offsets without
