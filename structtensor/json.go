@@ -388,17 +388,13 @@ func (p *jsonParser) value(n *node, d int) *buildError {
 
 func (p *jsonParser) array(n *node, d int) *buildError {
 	start := p.pos
-	if p.depth++; p.depth > maxJSONDepth {
-		return p.syntaxError("nested too deep")
+	if e := p.nest(); e != nil {
+		return e
 	}
 	if e := n.beginList(d); e != nil {
 		return at(e, start)
 	}
-	p.pos++ // [
-	p.skipSpace()
-	if p.pos < len(p.buf) && p.buf[p.pos] == ']' {
-		p.pos++
-	} else {
+	if !p.open(']') {
 		for i := 0; ; i++ {
 			if e := p.value(n, d+1); e != nil {
 				return e.atIndex(i)
@@ -420,18 +416,14 @@ func (p *jsonParser) array(n *node, d int) *buildError {
 
 func (p *jsonParser) object(n *node, d int) *buildError {
 	start := p.pos
-	if p.depth++; p.depth > maxJSONDepth {
-		return p.syntaxError("nested too deep")
+	if e := p.nest(); e != nil {
+		return e
 	}
 	s, e := n.beginStruct(d)
 	if e != nil {
 		return at(e, start)
 	}
-	p.pos++ // {
-	p.skipSpace()
-	if p.pos < len(p.buf) && p.buf[p.pos] == '}' {
-		p.pos++
-	} else {
+	if !p.open('}') {
 		for {
 			if p.pos >= len(p.buf) || p.buf[p.pos] != '"' {
 				return p.syntaxError("expected a field name in quotes")
@@ -467,6 +459,28 @@ func (p *jsonParser) object(n *node, d int) *buildError {
 		return at(e, start)
 	}
 	return nil
+}
+
+// nest counts one more level of lists and objects, which array and object
+// undo on the way out; it bounds the nesting of hostile input.
+func (p *jsonParser) nest() *buildError {
+	if p.depth++; p.depth > maxJSONDepth {
+		return p.syntaxError("nested too deep")
+	}
+	return nil
+}
+
+// open reads the opening byte of a list or object (p.pos at it) and the
+// space after it, and reports whether closing follows at once: an empty
+// container, closing read too.
+func (p *jsonParser) open(closing byte) (empty bool) {
+	p.pos++
+	p.skipSpace()
+	if p.pos < len(p.buf) && p.buf[p.pos] == closing {
+		p.pos++
+		return true
+	}
+	return false
 }
 
 // separator reads what follows an element of a list or object (in):
