@@ -14,13 +14,7 @@ import (
 // (integers become int64).
 func value(t testing.TB, js string) st.Value {
 	t.Helper()
-	d := json.NewDecoder(strings.NewReader(js))
-	d.UseNumber()
-	var x any
-	if err := d.Decode(&x); err != nil {
-		t.Fatalf("bad JSON %s: %v", js, err)
-	}
-	v, err := st.FromValue(x)
+	v, err := st.FromValue(parseJSON(t, js))
 	if err != nil {
 		t.Fatalf("FromValue(%s): %v", js, err)
 	}
@@ -62,6 +56,7 @@ func canon(x any) any {
 	return fmt.Sprint(x)
 }
 
+// parseJSON decodes a JSON literal, keeping numbers as json.Number.
 func parseJSON(t testing.TB, js string) any {
 	t.Helper()
 	d := json.NewDecoder(strings.NewReader(js))

@@ -52,6 +52,26 @@ func i64(t *rapid.T, xs []int64) *st.Tensor {
 	return v
 }
 
+// drawTuple draws a gather_nd index tuple of d steps into the nested list
+// x, each step in [-len, len), and returns the value it reaches; whole is
+// false when an empty list cut the tuple short.
+func drawTuple(t *rapid.T, x any, d int) (tuple []int64, at any, whole bool) {
+	at, tuple = x, []int64{}
+	for range d {
+		l := at.([]any)
+		if len(l) == 0 {
+			break
+		}
+		i := rapid.IntRange(-len(l), len(l)-1).Draw(t, "i")
+		tuple = append(tuple, int64(i))
+		if i < 0 {
+			i += len(l)
+		}
+		at = l[i]
+	}
+	return tuple, at, len(tuple) == d
+}
+
 func TestPropGather(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		v, _, rank := drawInput(t, 1)
@@ -122,22 +142,9 @@ func TestPropGatherND(t *testing.T) {
 		var tuples []int64
 		var want []any
 		for range rapid.IntRange(0, 4).Draw(t, "ntuples") {
-			cur, tuple := x, []int64{}
-			for range d {
-				l := cur.([]any)
-				if len(l) == 0 {
-					break
-				}
-				i := rapid.IntRange(-len(l), len(l)-1).Draw(t, "i")
-				tuple = append(tuple, int64(i))
-				if i < 0 {
-					i += len(l)
-				}
-				cur = l[i]
-			}
-			if len(tuple) == d {
+			if tuple, at, whole := drawTuple(t, x, d); whole {
 				tuples = append(tuples, tuple...)
-				want = append(want, cur)
+				want = append(want, at)
 			}
 		}
 		idx := ok[*st.Tensor](t, "indices")(st.NewTensor(st.Shape{len(want), d}, append([]int64{}, tuples...)))
@@ -388,22 +395,9 @@ func TestPropGatherNDBatch(t *testing.T) {
 		for _, row := range x {
 			var got []any
 			for range rapid.IntRange(0, 2).Draw(t, "ntuples") {
-				cur, tuple := row, []int64{}
-				for range d {
-					l := cur.([]any)
-					if len(l) == 0 {
-						break
-					}
-					i := rapid.IntRange(-len(l), len(l)-1).Draw(t, "i")
-					tuple = append(tuple, int64(i))
-					if i < 0 {
-						i += len(l)
-					}
-					cur = l[i]
-				}
-				if len(tuple) == d {
+				if tuple, at, whole := drawTuple(t, row, d); whole {
 					flat = append(flat, tuple...)
-					got = append(got, cur)
+					got = append(got, at)
 				}
 			}
 			if got == nil {

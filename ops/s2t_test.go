@@ -161,10 +161,7 @@ func randomS2TCases() []s2tCase {
 // examples and random records) through struct2tensor 0.48.1 in .venv-s2t
 // and compares the checked field with ours.
 func TestAgainstStruct2Tensor(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping struct2tensor comparison in -short mode")
-	}
-	python := venvPython(t, ".venv-s2t")
+	python := venvPython(t, ".venv-s2t", "struct2tensor")
 	cases := append(fixedS2TCases(t), randomS2TCases()...)
 	res := runPython(t, python, "testdata/s2t_reference.py", cases, len(cases))
 	for i, c := range cases {

@@ -15,13 +15,24 @@ import (
 	"github.com/structtensor/structtensor-go/internal/testenv"
 )
 
-// venvPython returns the interpreter `make setup` installs TensorFlow
-// into (.venv at the repository root), skipping the test when it is
-// absent: the ops package builds and tests without TensorFlow, and
-// `make test` runs these comparisons after its set-up step.
-func venvPython(t *testing.T, venv string) string {
+// venvPython returns the interpreter `make setup` installs the reference
+// (TensorFlow or struct2tensor) into (venv at the repository root),
+// skipping the test in -short mode or when it is absent: the ops package
+// builds and tests without TensorFlow, and `make test` runs these
+// comparisons after its set-up step.
+func venvPython(t *testing.T, venv, reference string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("skipping %s comparison in -short mode", reference)
+	}
 	return testenv.Python(t, venv)
+}
+
+// tfCase is one op call sent to testdata/tf_reference.py.
+type tfCase struct {
+	Op     string            `json:"op"`
+	Args   map[string]string `json:"args"`
+	Inputs []any             `json:"inputs"`
 }
 
 type tfResult struct {
@@ -65,15 +76,7 @@ func runPython(t *testing.T, python, script string, cases any, n int) []tfResult
 // through TensorFlow 2.21 and compares its result with ours. A case we
 // reject must be rejected by TensorFlow too.
 func TestAgainstTensorFlow(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping TensorFlow comparison in -short mode")
-	}
-	python := venvPython(t, ".venv")
-	type tfCase struct {
-		Op     string            `json:"op"`
-		Args   map[string]string `json:"args"`
-		Inputs []any             `json:"inputs"`
-	}
+	python := venvPython(t, ".venv", "TensorFlow")
 	var cases []ddCase
 	var req []tfCase
 	for _, c := range readCases(t, "testdata/array_ops.txt") {
@@ -99,14 +102,7 @@ func TestAgainstTensorFlow(t *testing.T) {
 			continue
 		}
 		got, err := runCase(t, c)
-		switch {
-		case r.Error != "" && err == nil:
-			t.Errorf("%s: TensorFlow rejects it (%s), we give %s", name, r.Error, show(got))
-		case r.Error == "" && err != nil:
-			t.Errorf("%s: we reject it (%v), TensorFlow gives %s", name, err, show(r.Value))
-		case r.Error == "" && !reflect.DeepEqual(canon(got), canon(r.Value)):
-			t.Errorf("%s:\n ours %s\n   tf %s", name, show(got), show(r.Value))
-		}
+		sameAsTensorFlow(t, name, r, got, err)
 		compared++
 	}
 	if compared < 20 {
@@ -132,15 +128,7 @@ func randomNested(r *rand.Rand, rank int) any {
 // TestAgainstTensorFlowRandom compares TensorFlow's StructuredTensor ops
 // with ours on random records of rank 1 to 3.
 func TestAgainstTensorFlowRandom(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping TensorFlow comparison in -short mode")
-	}
-	python := venvPython(t, ".venv")
-	type tfCase struct {
-		Op     string            `json:"op"`
-		Args   map[string]string `json:"args"`
-		Inputs []any             `json:"inputs"`
-	}
+	python := venvPython(t, ".venv", "TensorFlow")
 	r := rand.New(rand.NewPCG(21, 22))
 	var cases []tfCase
 	for range 20 {
@@ -176,16 +164,25 @@ func TestAgainstTensorFlowRandom(t *testing.T) {
 		got, err := runCase(t, ddCase{op: c.Op, args: c.Args, inputs: in})
 		r := res[i]
 		name := fmt.Sprintf("case %d %s %v on %s", i, c.Op, c.Args, strings.Join(in, " "))
-		switch {
-		case r.Unsupported != "":
+		if r.Unsupported != "" {
 			t.Errorf("%s: %s", name, r.Unsupported)
-		case r.Error != "" && err == nil:
-			t.Errorf("%s: TensorFlow rejects it (%s), we give %s", name, r.Error, show(got))
-		case r.Error == "" && err != nil:
-			t.Errorf("%s: we reject it (%v), TensorFlow gives %s", name, err, show(r.Value))
-		case r.Error == "" && !reflect.DeepEqual(canon(got), canon(r.Value)):
-			t.Errorf("%s:\n ours %s\n   tf %s", name, show(got), show(r.Value))
+			continue
 		}
+		sameAsTensorFlow(t, name, r, got, err)
 	}
 	t.Logf("%d random cases compared with TensorFlow", len(cases))
+}
+
+// sameAsTensorFlow fails t unless our result (got, err) matches
+// TensorFlow's r: both reject the case, or both give equal values.
+func sameAsTensorFlow(t *testing.T, name string, r tfResult, got any, err error) {
+	t.Helper()
+	switch {
+	case r.Error != "" && err == nil:
+		t.Errorf("%s: TensorFlow rejects it (%s), we give %s", name, r.Error, show(got))
+	case r.Error == "" && err != nil:
+		t.Errorf("%s: we reject it (%v), TensorFlow gives %s", name, err, show(r.Value))
+	case r.Error == "" && !reflect.DeepEqual(canon(got), canon(r.Value)):
+		t.Errorf("%s:\n ours %s\n   tf %s", name, show(got), show(r.Value))
+	}
 }
