@@ -771,11 +771,18 @@ struct VecZigzag32 { using T = int32_t; };
 struct VecBool { using T = uint8_t; };
 #endif
 
-inline int32_t zigzag32(uint64_t v) {
+// The varint conversions, shared by single values and packed runs:
+// zigzag for sint32/sint64, 64-bit as is, 32-bit truncated (as protobuf
+// parses an int32 written as a 64-bit varint), bool as nonzero. Lambdas,
+// so that each is a type of its own and inlines into the templates.
+constexpr auto zigzag32 = [](uint64_t v) {
   uint32_t u = uint32_t(v);
   return int32_t((u >> 1) ^ (~(u & 1) + 1));
-}
-inline int64_t zigzag64(uint64_t v) { return int64_t((v >> 1) ^ (~(v & 1) + 1)); }
+};
+constexpr auto zigzag64 = [](uint64_t v) { return int64_t((v >> 1) ^ (~(v & 1) + 1)); };
+constexpr auto as_u64 = [](uint64_t v) { return v; };
+constexpr auto as_u32 = [](uint64_t v) { return uint32_t(v); };
+constexpr auto as_bool = [](uint64_t v) { return uint8_t(v != 0); };
 
 // ---------------------------------------------------------------------
 // Decoding state for one chunk of records.
@@ -1122,15 +1129,37 @@ struct Decoder {
 
   const uint8_t* packed(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
     switch (f.type) {
-      case T_INT64: case T_UINT64: return packed_varints<VecU64>(f, p, q, fs, [](uint64_t v) { return v; });
-      case T_INT32: case T_UINT32: case T_ENUM: return packed_varints<VecU32>(f, p, q, fs, [](uint64_t v) { return uint32_t(v); });
+      case T_INT64: case T_UINT64: return packed_varints<VecU64>(f, p, q, fs, as_u64);
+      case T_INT32: case T_UINT32: case T_ENUM: return packed_varints<VecU32>(f, p, q, fs, as_u32);
       case T_SINT32: return packed_varints<VecZigzag32>(f, p, q, fs, zigzag32);
       case T_SINT64: return packed_varints<VecZigzag64>(f, p, q, fs, zigzag64);
-      case T_BOOL: return packed_varints<VecBool>(f, p, q, fs, [](uint64_t v) { return uint8_t(v != 0); });
+      case T_BOOL: return packed_varints<VecBool>(f, p, q, fs, as_bool);
       case T_DOUBLE: case T_FIXED64: case T_SFIXED64: return packed_fixed<uint64_t>(f, p, q, fs);
       case T_FLOAT: case T_FIXED32: case T_SFIXED32: return packed_fixed<uint32_t>(f, p, q, fs);
     }
     return fail(ST_ERR_WIRE_TYPE, fs, "packed encoding for a non-scalar field", f.cold->path);
+  }
+
+  // varint_field and fixed_field decode one scalar of field f (of an
+  // element of node) at p, store it (put) and return the position after
+  // it, or nullptr on error.
+  template <class T, class Conv>
+  __attribute__((always_inline)) inline const uint8_t* varint_field(const FieldPlan& f, int32_t node, const uint8_t* p,
+                                                                    const uint8_t* end, const uint8_t* fs, Conv conv) {
+    uint64_t v;
+    p = read_varint_lim(p, end, rec_end, &v);
+    if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
+    put<T>(f, node, conv(v));
+    return p;
+  }
+  template <class T>
+  __attribute__((always_inline)) inline const uint8_t* fixed_field(const FieldPlan& f, int32_t node, const uint8_t* p,
+                                                                   const uint8_t* end, const uint8_t* fs, const char* truncated) {
+    if (size_t(end - p) < sizeof(T)) return fail(ST_ERR_MALFORMED, fs, truncated, f.cold->path);
+    T x;
+    memcpy(&x, p, sizeof(T));
+    put<T>(f, node, x);
+    return p + sizeof(T);
   }
 
   // parse_message decodes the fields of one element of node from [p, end).
@@ -1191,49 +1220,14 @@ struct Decoder {
         }
         return fail(ST_ERR_WIRE_TYPE, fs, "wrong wire type", f.cold->path);
       }
-      uint64_t v;
       switch (f.type) {
-        case T_INT64: case T_UINT64:
-          p = read_varint_lim(p, end, rec_end, &v);
-          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
-          put<uint64_t>(f, node, v);
-          break;
-        case T_INT32: case T_UINT32: case T_ENUM:
-          p = read_varint_lim(p, end, rec_end, &v);
-          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
-          put<uint32_t>(f, node, uint32_t(v));
-          break;
-        case T_SINT32:
-          p = read_varint_lim(p, end, rec_end, &v);
-          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
-          put<int32_t>(f, node, zigzag32(v));
-          break;
-        case T_SINT64:
-          p = read_varint_lim(p, end, rec_end, &v);
-          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
-          put<int64_t>(f, node, zigzag64(v));
-          break;
-        case T_BOOL:
-          p = read_varint_lim(p, end, rec_end, &v);
-          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint", f.cold->path);
-          put<uint8_t>(f, node, v != 0);
-          break;
-        case T_DOUBLE: case T_FIXED64: case T_SFIXED64: {
-          if (end - p < 8) return fail(ST_ERR_MALFORMED, fs, "truncated fixed64", f.cold->path);
-          uint64_t x;
-          memcpy(&x, p, 8);
-          p += 8;
-          put<uint64_t>(f, node, x);
-          break;
-        }
-        case T_FLOAT: case T_FIXED32: case T_SFIXED32: {
-          if (end - p < 4) return fail(ST_ERR_MALFORMED, fs, "truncated fixed32", f.cold->path);
-          uint32_t x;
-          memcpy(&x, p, 4);
-          p += 4;
-          put<uint32_t>(f, node, x);
-          break;
-        }
+        case T_INT64: case T_UINT64: p = varint_field<uint64_t>(f, node, p, end, fs, as_u64); break;
+        case T_INT32: case T_UINT32: case T_ENUM: p = varint_field<uint32_t>(f, node, p, end, fs, as_u32); break;
+        case T_SINT32: p = varint_field<int32_t>(f, node, p, end, fs, zigzag32); break;
+        case T_SINT64: p = varint_field<int64_t>(f, node, p, end, fs, zigzag64); break;
+        case T_BOOL: p = varint_field<uint8_t>(f, node, p, end, fs, as_bool); break;
+        case T_DOUBLE: case T_FIXED64: case T_SFIXED64: p = fixed_field<uint64_t>(f, node, p, end, fs, "truncated fixed64"); break;
+        case T_FLOAT: case T_FIXED32: case T_SFIXED32: p = fixed_field<uint32_t>(f, node, p, end, fs, "truncated fixed32"); break;
         case T_STRING: case T_BYTES: {
           uint64_t len;
           p = read_varint_lim(p, end, rec_end, &len);
@@ -1264,6 +1258,7 @@ struct Decoder {
           break;
         }
       }
+      if (!p) return nullptr;
     }
     if (group) return fail(ST_ERR_MALFORMED, end, "group not terminated", np.path);
     return p;
