@@ -99,11 +99,7 @@ func recordsWithList(b *testing.B, n, perRow int) *st.StructTensor {
 	if err != nil {
 		b.Fatal(err)
 	}
-	splits := make([]int64, n+1)
-	for i := range splits {
-		splits[i] = int64(i * perRow)
-	}
-	x, err := st.NewRaggedFromSplits(vals, splits)
+	x, err := st.NewRaggedFromSplits(vals, evenSplits(n, perRow))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,6 +112,15 @@ func recordsWithList(b *testing.B, n, perRow int) *st.StructTensor {
 		b.Fatal(err)
 	}
 	return s
+}
+
+// evenSplits returns the row splits of n rows of per values each.
+func evenSplits(n, per int) []int64 {
+	splits := make([]int64, n+1)
+	for i := range splits {
+		splits[i] = int64(i * per)
+	}
+	return splits
 }
 
 // outputBytes counts the bytes of the int64 buffers and row splits of v
@@ -219,19 +224,11 @@ func BenchmarkBooleanMask(b *testing.B) {
 func docsRoot(b *testing.B) *st.StructTensor {
 	const n, docs, tokens = benchLeaves / 20, 2, 10
 	vals, _ := st.NewTensor(nil, benchValues(n*docs*tokens))
-	tokSplits := make([]int64, n*docs+1)
-	for i := range tokSplits {
-		tokSplits[i] = int64(i * tokens)
-	}
-	tok, err := st.NewRaggedFromSplits(vals, tokSplits)
+	tok, err := st.NewRaggedFromSplits(vals, evenSplits(n*docs, tokens))
 	if err != nil {
 		b.Fatal(err)
 	}
-	docSplits := make([]int64, n+1)
-	for i := range docSplits {
-		docSplits[i] = int64(i * docs)
-	}
-	dp, _ := st.NewRowSplits(docSplits)
+	dp, _ := st.NewRowSplits(evenSplits(n, docs))
 	d, err := st.NewPartitionedStruct(n, []*st.RowPartition{dp}, st.Field{Name: "tokens", Value: tok})
 	if err != nil {
 		b.Fatal(err)
@@ -271,11 +268,7 @@ func BenchmarkBroadcast(b *testing.B) {
 	const n, items, ctx = benchLeaves / 10, 2, 5
 	s := recordsWithList(b, n, ctx)
 	ids, _ := st.NewTensor(nil, benchValues(n*items))
-	splits := make([]int64, n+1)
-	for i := range splits {
-		splits[i] = int64(i * items)
-	}
-	p, _ := st.NewRowSplits(splits)
+	p, _ := st.NewRowSplits(evenSplits(n, items))
 	it, err := st.NewPartitionedStruct(n, []*st.RowPartition{p}, st.Field{Name: "item_id", Value: ids})
 	if err != nil {
 		b.Fatal(err)

@@ -153,18 +153,25 @@ func TestPropGatherND(t *testing.T) {
 	})
 }
 
+// drawMask draws a random bool value with the outer dims dimensions of v
+// (a mask or a condition, named label) and returns it with its flat bits.
+func drawMask(t *rapid.T, v st.Value, dims int, label string) (st.Value, []bool) {
+	t.Helper()
+	parts, flat, err := st.SplitOuterDims(v, dims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bits := rapid.SliceOfN(rapid.Bool(), flat.NumRows(), flat.NumRows()).Draw(t, label)
+	bt := ok[*st.Tensor](t, label)(st.NewTensor(nil, bits))
+	return ok[st.Value](t, label)(st.JoinOuterDims(parts, bt)), bits
+}
+
 func TestPropBooleanMask(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		v, _, rank := drawInput(t, 1)
 		x := st.ToValue(v)
 		axis := rapid.IntRange(0, rank-1).Draw(t, "axis")
-		parts, flat, err := st.SplitOuterDims(v, axis+1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bits := rapid.SliceOfN(rapid.Bool(), flat.NumRows(), flat.NumRows()).Draw(t, "mask")
-		mt := ok[*st.Tensor](t, "mask")(st.NewTensor(nil, bits))
-		mask := ok[st.Value](t, "mask")(st.JoinOuterDims(parts, mt))
+		mask, bits := drawMask(t, v, axis+1, "mask")
 		off := 0
 		want := atDepth(x, axis, func(c any) any {
 			n := len(c.([]any))
@@ -274,13 +281,7 @@ func TestPropTileWhere(t *testing.T) {
 		w := drawRootOver(t, schema, v.NumRows(), v.Partitions(), v.NumElements())
 		y := st.ToValue(w)
 		k := rapid.IntRange(1, rank).Draw(t, "cond rank")
-		parts, flat, err := st.SplitOuterDims(v, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bits := rapid.SliceOfN(rapid.Bool(), flat.NumRows(), flat.NumRows()).Draw(t, "cond")
-		ct := ok[*st.Tensor](t, "cond")(st.NewTensor(nil, bits))
-		cond := ok[st.Value](t, "cond")(st.JoinOuterDims(parts, ct))
+		cond, bits := drawMask(t, v, k, "cond")
 		i := 0
 		want = atDepth2(x, y, k-1, func(a, b any) any {
 			la, lb := a.([]any), b.([]any)
