@@ -1056,21 +1056,20 @@ struct Decoder {
     }
     T* out = reinterpret_cast<T*>(c.vals.p + c.vals.len);
     size_t k = 0;
+    // slow decodes one value with the general decoder: one longer than
+    // eight bytes, one the run cuts short (false: an error), or one too
+    // near the record's end for an 8-byte load.
+    auto slow = [&] {
+      uint64_t v;
+      p = read_varint(p, q, &v);
+      if (!p) return false;
+      T t = conv(v);
+      memcpy(out + k, &t, sizeof(T));
+      k++;
+      return true;
+    };
 #if ST_X86_64
-    if (packed_avx512()) {
-      while ((p = varints_avx512<V>(p, q, out, &k)) < q) {
-        // A value longer than eight bytes, or one the run cuts short.
-        uint64_t v;
-        p = read_varint(p, q, &v);
-        if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
-        T t = conv(v);
-        memcpy(out + k, &t, sizeof(T));
-        k++;
-      }
-      c.vals.len += k * sizeof(T);
-      c.n += int64_t(k);
-      return q;
-    }
+    const bool vector = packed_avx512();
 #endif
     // k never passes the reserve: each value written ends in the run.
     // Eight bytes at a time, the first two values that end in the word
@@ -1081,6 +1080,13 @@ struct Decoder {
     // beyond the run are masked off.
     T unused;
     while (p < q) {
+#if ST_X86_64
+      if (vector) {
+        p = varints_avx512<V>(p, q, out, &k);
+        if (p < q && !slow()) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
+        continue;
+      }
+#endif
       uint64_t stop = 0, w = 0;
       if (rec_end - p >= 8) {
         memcpy(&w, p, 8);
@@ -1089,14 +1095,7 @@ struct Decoder {
         if (avail < 8) stop &= (uint64_t(1) << (avail * 8)) - 1;
       }
       if (__builtin_expect(stop == 0, 0)) {
-        // Near the record's end, a varint longer than 8 bytes, or one
-        // the run cuts short: one value the slow way.
-        uint64_t v;
-        p = read_varint(p, q, &v);
-        if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
-        T t = conv(v);
-        memcpy(out + k, &t, sizeof(T));
-        k++;
+        if (!slow()) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
         continue;
       }
       // end1, end2: the bit after each value's last byte (end2 == end1
