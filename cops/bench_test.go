@@ -14,13 +14,7 @@ import (
 // tensors (Session.Run), and the op with the outputs rebuilt as a
 // StructTensor (Session.RunStruct), all on one engine thread.
 func BenchmarkDecodeOp(b *testing.B) {
-	d := descriptors(b)
-	name := "structtensor.testdata.recipe.Recipe"
-	md, _ := d.Message(name)
-	plan, err := decode.Compile(d, name)
-	if err != nil {
-		b.Fatal(err)
-	}
+	md, plan := messagePlan(b, "structtensor.testdata.recipe.Recipe")
 	records, err := copstest.Records(md, 20000, 1, copstest.Options{MaxRepeated: 5})
 	if err != nil {
 		b.Fatal(err)

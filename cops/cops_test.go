@@ -12,6 +12,7 @@ import (
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // testMessages are every test schema: the three plus the ones
@@ -34,6 +35,22 @@ func descriptors(t testing.TB) *decode.Descriptors {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// messagePlan returns a test schema's message and the plan of all its
+// fields.
+func messagePlan(t testing.TB, name string) (protoreflect.MessageDescriptor, *decode.Plan) {
+	t.Helper()
+	d := descriptors(t)
+	md, err := d.Message(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := decode.Compile(d, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return md, plan
 }
 
 func recordsTensor(t testing.TB, records [][]byte) *tfbridge.Tensor {

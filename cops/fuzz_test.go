@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/structtensor/structtensor-go/cops/copstest"
-	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
 )
@@ -15,13 +14,7 @@ import (
 // same batches with equal StructTensors, and reject the same batches, the
 // op with InvalidArgument (never a crash of the process).
 func FuzzDecodeOp(f *testing.F) {
-	d := descriptors(f)
-	name := "structtensor.testdata.recipe.Recipe"
-	md, _ := d.Message(name)
-	plan, err := decode.Compile(d, name)
-	if err != nil {
-		f.Fatal(err)
-	}
+	md, plan := messagePlan(f, "structtensor.testdata.recipe.Recipe")
 	seeds, err := copstest.Records(md, 8, 11, copstest.Options{})
 	if err != nil {
 		f.Fatal(err)

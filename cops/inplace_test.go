@@ -9,10 +9,8 @@ import (
 
 	"github.com/structtensor/structtensor-go/cops"
 	"github.com/structtensor/structtensor-go/cops/copstest"
-	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // waitLoaned waits for the kernel's loaned blocks to come back to want:
@@ -30,22 +28,6 @@ func waitLoaned(t *testing.T, want int64) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// messagePlan returns a test schema's message and the plan of all its
-// fields.
-func messagePlan(t *testing.T, name string) (protoreflect.MessageDescriptor, *decode.Plan) {
-	t.Helper()
-	d := descriptors(t)
-	md, err := d.Message(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := decode.Compile(d, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return md, plan
 }
 
 // TestDecodeOpTensorsOutliveSession fetches the op's outputs, closes the
