@@ -1522,6 +1522,20 @@ st_result* st_decode(const st_plan* plan, const uint8_t* const* ptrs, const size
   return st_decode_into(plan, ptrs, lens, n, opts, nullptr, err);
 }
 
+namespace {
+// resize_or_fail sizes the batch's byte-offset prefix, reporting running
+// out of memory as ST_ERR_INTERNAL rather than throwing across the C ABI.
+bool resize_or_fail(std::vector<int64_t>& v, int64_t n, st_error* err) {
+  try {
+    v.resize(size_t(n));
+  } catch (...) {
+    set_error(err, ST_ERR_INTERNAL, -1, -1, "out of memory");
+    return false;
+  }
+  return true;
+}
+}  // namespace
+
 st_result* st_decode_into(const st_plan* plan, const uint8_t* const* ptrs, const size_t* lens, int64_t n,
                           const st_options* opts, const st_output* out, st_error* err) {
   clear_error(err);
@@ -1531,12 +1545,7 @@ st_result* st_decode_into(const st_plan* plan, const uint8_t* const* ptrs, const
   }
   if (!output_ok(plan, out, err, "st_decode_into")) return nullptr;
   std::vector<int64_t> prefix;
-  try {
-    prefix.resize(size_t(n + 1));
-  } catch (...) {
-    set_error(err, ST_ERR_INTERNAL, -1, -1, "out of memory");
-    return nullptr;
-  }
+  if (!resize_or_fail(prefix, n + 1, err)) return nullptr;
   for (int64_t i = 0; i < n; i++) {
     if (!ptrs[i] && lens[i]) {
       set_error(err, ST_ERR_ARGUMENT, i, -1, "st_decode: record %lld is NULL with length %zu", (long long)i, lens[i]);
@@ -1575,12 +1584,7 @@ st_result* st_decode_contiguous_into(const st_plan* plan, const uint8_t* data, s
     }
   }
   std::vector<int64_t> prefix;
-  try {
-    prefix.resize(size_t(n + 1));
-  } catch (...) {
-    set_error(err, ST_ERR_INTERNAL, -1, -1, "out of memory");
-    return nullptr;
-  }
+  if (!resize_or_fail(prefix, n + 1, err)) return nullptr;
   for (int64_t i = 0; i <= n; i++) prefix[size_t(i)] = offsets[i] - offsets[0];
   return decode_batch(plan, n, prefix.data(), opts, out, err, [&](int64_t i, const uint8_t** p, size_t* l) {
     *p = data ? data + offsets[i] : nullptr;
