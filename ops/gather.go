@@ -63,14 +63,7 @@ func Gather(params, indices st.Value, axis, batchDims int) (st.Value, error) {
 			}
 			rows[j] = int(i)
 		}
-		g, err := gatherRows(params, rows)
-		if err != nil {
-			return nil, err
-		}
-		if ir == 0 {
-			return squeezeOuter(g)
-		}
-		return st.JoinOuterDims(idxParts, g)
+		return gatherUnder(params, rows, idxParts, ir == 0)
 	}
 	// The cells are the lists along axis: rows of cellsVal, whose elements
 	// are the rows of f, grouped by q.
@@ -249,14 +242,21 @@ func GatherND(params, indices st.Value, batchDims int) (st.Value, error) {
 		}
 		rows[j] = pos
 	}
-	out, err := gatherRows(f, rows)
+	return gatherUnder(f, rows, outer, ir == 1)
+}
+
+// gatherUnder gathers rows of v and gives them the outer dimensions outer
+// of the indices; a single index (scalar, or one tuple) gives its row
+// itself, with no outer dimension.
+func gatherUnder(v st.Value, rows []int, outer []*st.RowPartition, single bool) (st.Value, error) {
+	g, err := gatherRows(v, rows)
 	if err != nil {
 		return nil, err
 	}
-	if ir == 1 {
-		return squeezeOuter(out)
+	if single {
+		return squeezeOuter(g)
 	}
-	return st.JoinOuterDims(outer, out)
+	return st.JoinOuterDims(outer, g)
 }
 
 // checkBatchDims verifies that the first b dimensions of params and

@@ -129,12 +129,19 @@ func PromoteAndBroadcast(root *st.StructTensor, sources map[string]string, destP
 	})
 }
 
-// tempName returns a field name unused in s.
-func tempName(s *st.StructTensor) string {
+// addTemp adds v under the struct at steps with a field name unused
+// there, and returns the new root and that name.
+func addTemp(root *st.StructTensor, steps []string, v st.Value) (*st.StructTensor, string, error) {
+	chain, err := structChain(root, steps)
+	if err != nil {
+		return nil, "", err
+	}
+	s := chain[len(chain)-1]
 	for i := 0; ; i++ {
-		n := fmt.Sprintf("promoteAndBroadcast%d", i)
-		if _, used := s.Field(n); !used {
-			return n
+		name := fmt.Sprintf("promoteAndBroadcast%d", i)
+		if _, used := s.Field(name); !used {
+			root, err = addField(root, steps, name, v)
+			return root, name, err
 		}
 	}
 }
@@ -158,12 +165,8 @@ func promoteAndBroadcastOne(root *st.StructTensor, src string, dest []string) (s
 			return nil, err
 		}
 		gp := cur[:len(cur)-2]
-		chain, err := structChain(work, gp)
-		if err != nil {
-			return nil, err
-		}
-		name := tempName(chain[len(chain)-1])
-		if work, err = addField(work, gp, name, v); err != nil {
+		var name string
+		if work, name, err = addTemp(work, gp, v); err != nil {
 			return nil, err
 		}
 		cur = append(slices.Clone(gp), name)
@@ -175,12 +178,8 @@ func promoteAndBroadcastOne(root *st.StructTensor, src string, dest []string) (s
 			return nil, err
 		}
 		at := append(slices.Clone(cur[:len(cur)-1]), sib)
-		chain, err := structChain(work, at)
-		if err != nil {
-			return nil, err
-		}
-		name := tempName(chain[len(chain)-1])
-		if work, err = addField(work, at, name, v); err != nil {
+		var name string
+		if work, name, err = addTemp(work, at, v); err != nil {
 			return nil, err
 		}
 		cur = append(at, name)
