@@ -615,10 +615,10 @@ func TestFromValueAgainstTensorFlow(t *testing.T) {
 				}
 				return
 			}
-			if got := jsonRoundTrip(t, describeLikeTF(t, v)); !approxEqual(got, tf.Value) {
+			if got := asJSON(t, describeLikeTF(t, v)); !approxEqual(got, tf.Value) {
 				t.Errorf("%s: structure differs:\n ours %v\n   tf %v", inputs[i], got, tf.Value)
 			}
-			if got := jsonRoundTrip(t, ToValue(v)); !approxEqual(got, tf.Pyval) {
+			if got := asJSON(t, ToValue(v)); !approxEqual(got, tf.Pyval) {
 				t.Errorf("%s: values differ:\n ours %v\n   tf %v", inputs[i], got, tf.Pyval)
 			}
 		})
@@ -724,7 +724,10 @@ func describeLikeTF(t *testing.T, v Value) map[string]any {
 	return nil
 }
 
-func jsonRoundTrip(t *testing.T, v any) any {
+// asJSON returns v as encoding/json would decode its JSON form, so that
+// Go's typed values compare with Python's.
+func asJSON(t *testing.T, v any) any {
+	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)

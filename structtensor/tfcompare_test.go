@@ -187,7 +187,7 @@ func checkGets(t *testing.T, cases []getCase, results []tfResult) {
 			}
 			if gerr != nil {
 				t.Errorf("case %d %v: %v", i, c.keys, gerr)
-			} else if g := asJSON(t, st.ToValue(got)); !reflect.DeepEqual(g, asJSON(t, c.want)) {
+			} else if g := st.AsJSON(t, st.ToValue(got)); !reflect.DeepEqual(g, st.AsJSON(t, c.want)) {
 				t.Errorf("case %d %v: got %v, want %v", i, c.keys, g, c.want)
 			}
 			continue
@@ -203,23 +203,8 @@ func checkGets(t *testing.T, cases []getCase, results []tfResult) {
 			continue
 		}
 		compared++
-		if g := asJSON(t, st.ToValue(got)); !reflect.DeepEqual(g, tf.Value) {
+		if g := st.AsJSON(t, st.ToValue(got)); !reflect.DeepEqual(g, tf.Value) {
 			t.Errorf("case %d %v: Get = %v, TensorFlow = %v", i, c.keys, g, tf.Value)
 		}
 	}
-}
-
-// asJSON returns x as encoding/json would decode its JSON form, so that
-// Go's typed values compare with Python's.
-func asJSON(t *testing.T, x any) any {
-	t.Helper()
-	b, err := json.Marshal(x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

@@ -88,7 +88,7 @@ func checkUpdates(t *testing.T, cases []updateCase, results []tfResult) {
 			t.Errorf("case %d: TensorFlow gives %v, WithUpdates fails: %v", i, tf.Value, gerr)
 		case tf.OK:
 			compared++
-			if g := asJSON(t, st.ToValue(got)); !reflect.DeepEqual(g, tf.Value) {
+			if g := st.AsJSON(t, st.ToValue(got)); !reflect.DeepEqual(g, tf.Value) {
 				t.Errorf("case %d: WithUpdates = %v\nTensorFlow = %v", i, g, tf.Value)
 			}
 		}
