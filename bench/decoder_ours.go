@@ -31,6 +31,18 @@ func init() {
 }
 
 func prepareOurs(e *env, ds *dataset, threads int) (decodeFunc, error) {
+	plan, err := compilePlan(e, ds)
+	if err != nil {
+		return nil, err
+	}
+	return func() (*structtensor.StructTensor, error) {
+		return plan.DecodeContiguous(ds.data, ds.offsets, decode.WithThreads(threads))
+	}, nil
+}
+
+// compilePlan compiles the plan every decoder built on the engine uses:
+// the dataset's message projected on its leaf paths.
+func compilePlan(e *env, ds *dataset) (*decode.Plan, error) {
 	d, err := decode.LoadDescriptorSet(e.schemas.raw)
 	if err != nil {
 		return nil, err
@@ -39,7 +51,5 @@ func prepareOurs(e *env, ds *dataset, threads int) (decodeFunc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling %s: %w", ds.message.FullName(), err)
 	}
-	return func() (*structtensor.StructTensor, error) {
-		return plan.DecodeContiguous(ds.data, ds.offsets, decode.WithThreads(threads))
-	}, nil
+	return plan, nil
 }

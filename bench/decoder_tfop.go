@@ -3,10 +3,8 @@
 package main
 
 import (
-	"fmt"
 
 	"github.com/structtensor/structtensor-go/cops"
-	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
 	configpb "github.com/wamuir/graft/tensorflow/core/protobuf/for_core_protos_go_proto"
@@ -47,13 +45,9 @@ func init() {
 }
 
 func prepareTFOp(e *env, ds *dataset, rebuild bool) (decodeFunc, error) {
-	d, err := decode.LoadDescriptorSet(e.schemas.raw)
+	plan, err := compilePlan(e, ds)
 	if err != nil {
 		return nil, err
-	}
-	plan, err := decode.Compile(d, string(ds.message.FullName()), ds.paths...)
-	if err != nil {
-		return nil, fmt.Errorf("compiling %s: %w", ds.message.FullName(), err)
 	}
 	g := tfbridge.NewGraph()
 	ph, err := g.AddOperation(tfbridge.OpSpec{Type: "Placeholder", Name: "records",
