@@ -3,7 +3,6 @@
 package main
 
 import (
-
 	"github.com/structtensor/structtensor-go/cops"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
