@@ -72,12 +72,14 @@ func MapValues[T, R Elem](root *st.StructTensor, src, newPath string, fn func(T)
 // tensors of the sibling leaves srcPaths into the flat values of newPath,
 // which gets the sources' partitions. fn is called once with all the
 // values, so the caller's per-value loop stays its own (typed in MapValues).
+// The new field goes next to the first source, like every field addNextTo
+// adds; mapSources looks all the sources up, the first one included.
 func mapLeaves(root *st.StructTensor, newPath string, srcPaths []string, fn func(vals []*st.Tensor) (*st.Tensor, error)) (*st.StructTensor, error) {
-	parent, name, err := mapTarget(srcPaths, newPath)
+	_, name, err := mapTarget(srcPaths, newPath)
 	if err != nil {
 		return nil, err
 	}
-	return onElements(root, func(root *st.StructTensor) (*st.StructTensor, error) {
+	return addNextTo(root, srcPaths[0], name, func(root *st.StructTensor, _ []string, _ st.Value) (st.Value, error) {
 		parts, vals, err := mapSources(root, srcPaths)
 		if err != nil {
 			return nil, err
@@ -86,11 +88,7 @@ func mapLeaves(root *st.StructTensor, newPath string, srcPaths []string, fn func
 		if err != nil {
 			return nil, err
 		}
-		v, err := st.JoinOuterDims(parts, t)
-		if err != nil {
-			return nil, err
-		}
-		return addField(root, parent, name, v)
+		return st.JoinOuterDims(parts, t)
 	})
 }
 
