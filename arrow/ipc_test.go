@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -121,19 +120,6 @@ func TestCDataRoundTrip(t *testing.T) {
 	}
 }
 
-// runPython runs a Python script with args and returns its stdout.
-func runPython(t *testing.T, script string, args ...string) []byte {
-	t.Helper()
-	cmd := exec.Command(testenv.Python(t, ".venv"), append([]string{"-c", script}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python: %v\n%s", err, stderr.Bytes())
-	}
-	return out
-}
-
 // recipesPylist is recipes() as pyarrow's to_pylist() gives it, bytes as
 // lists of ints; written by hand from the fixture.
 const recipesPylist = `[
@@ -183,7 +169,7 @@ func TestIPCReadsInPyarrow(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := runPython(t, pyReadIPC, path)
+	out := testenv.RunPython(t, ".venv", pyReadIPC, path)
 	if !jsonEqual(t, out, []byte(recipesPylist)) {
 		t.Errorf("pyarrow reads\n%s\nwant\n%s", out, recipesPylist)
 	}
@@ -218,7 +204,7 @@ func TestExportUnrebasedStrings(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out := runPython(t, pyReadIPC, path); !jsonEqual(t, out, []byte(`[{"s": "keep"}, {"s": ""}, {"s": "this"}]`)) {
+	if out := testenv.RunPython(t, ".venv", pyReadIPC, path); !jsonEqual(t, out, []byte(`[{"s": "keep"}, {"s": ""}, {"s": "this"}]`)) {
 		t.Errorf("pyarrow reads %s", out)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -191,18 +190,6 @@ func TestCorrupt(t *testing.T) {
 	}
 }
 
-func runPython(t *testing.T, script string, args ...string) []byte {
-	t.Helper()
-	cmd := exec.Command(testenv.Python(t, ".venv"), append([]string{"-c", script}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python: %v\n%s", err, stderr.Bytes())
-	}
-	return out
-}
-
 // approxEqual compares decoded JSON trees; numbers agree to float32
 // precision (pyarrow widens float32 to Python floats exactly, our JSON
 // writes the shortest float32 form).
@@ -273,7 +260,7 @@ func TestPyarrowReadsOurFile(t *testing.T) {
 	if err := os.WriteFile(path, writeBytes(t, s), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := runPython(t, pyReadParquet, path)
+	out := testenv.RunPython(t, ".venv", pyReadParquet, path)
 	want, err := st.ToJSON(s)
 	if err != nil {
 		t.Fatal(err)
@@ -297,7 +284,7 @@ print(t.schema)
 func TestReadPyarrowFile(t *testing.T) {
 	testenv.Python(t, ".venv")
 	path := filepath.Join(t.TempDir(), "pyarrow.parquet")
-	schema := runPython(t, pyWriteParquet, "../testdata/recipe/recipes.json", path)
+	schema := testenv.RunPython(t, ".venv", pyWriteParquet, "../testdata/recipe/recipes.json", path)
 	if !strings.Contains(string(schema), "struct<user_embedding: list<") {
 		t.Fatalf("pyarrow schema has no list of structs of lists:\n%s", schema)
 	}

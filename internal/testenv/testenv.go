@@ -9,8 +9,10 @@
 package testenv
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -53,4 +55,19 @@ func Python(t testing.TB, venv string) string {
 		Missing(t, "%s is absent (scripts/setup-python.sh creates it; make test runs that)", p)
 	}
 	return p
+}
+
+// RunPython runs the Python script with args in the virtualenv venv and
+// returns its standard output; the test fails, with the script's standard
+// error, when it does.
+func RunPython(t testing.TB, venv, script string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(Python(t, venv), append([]string{"-c", script}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python: %v\n%s", err, stderr.Bytes())
+	}
+	return out
 }
