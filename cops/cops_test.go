@@ -28,20 +28,11 @@ var testMessages = []string{
 	"structtensor.testdata.flat.Flat",
 }
 
-func descriptors(t testing.TB) *decode.Descriptors {
-	t.Helper()
-	d, err := copstest.LoadDescriptors("../" + copstest.DescriptorSetPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // messagePlan returns a test schema's message and the plan of all its
 // fields.
 func messagePlan(t testing.TB, name string) (protoreflect.MessageDescriptor, *decode.Plan) {
 	t.Helper()
-	d := descriptors(t)
+	d := copstest.Descriptors(t)
 	md, err := d.Message(name)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +148,7 @@ func TestDecodeOpEqualsPlanDecode(t *testing.T) {
 }
 
 func TestDecodeOpProjection(t *testing.T) {
-	d := descriptors(t)
+	d := copstest.Descriptors(t)
 	name := "structtensor.testdata.recipe.Recipe"
 	md, _ := d.Message(name)
 	plan, err := decode.Compile(d, name, "ingredients.name", "steps.tools.electric", "servings")

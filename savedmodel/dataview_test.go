@@ -14,15 +14,6 @@ import (
 	"github.com/structtensor/structtensor-go/tfbridge"
 )
 
-func descriptors(t testing.TB) *decode.Descriptors {
-	t.Helper()
-	d, err := copstest.LoadDescriptors("../" + copstest.DescriptorSetPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 func export(t testing.TB, d *decode.Descriptors, message string, paths ...string) (string, *decode.Plan) {
 	t.Helper()
 	plan, err := decode.Compile(d, message, paths...)
@@ -37,7 +28,7 @@ func export(t testing.TB, d *decode.Descriptors, message string, paths ...string
 }
 
 func TestExportLoadDecode(t *testing.T) {
-	d := descriptors(t)
+	d := copstest.Descriptors(t)
 	cases := []struct {
 		message string
 		paths   []string
@@ -83,7 +74,7 @@ func TestExportLoadDecode(t *testing.T) {
 }
 
 func TestLayoutOnDisk(t *testing.T) {
-	dir, plan := export(t, descriptors(t), "structtensor.testdata.recipe.Recipe", "ingredients.name", "servings")
+	dir, plan := export(t, copstest.Descriptors(t), "structtensor.testdata.recipe.Recipe", "ingredients.name", "servings")
 	for _, f := range []string{"saved_model.pb", "variables", "assets/dataview.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
@@ -106,7 +97,7 @@ func TestLayoutOnDisk(t *testing.T) {
 }
 
 func TestExportRefusesNonEmptyDir(t *testing.T) {
-	d := descriptors(t)
+	d := copstest.Descriptors(t)
 	plan, err := decode.Compile(d, "structtensor.testdata.recipe.Recipe")
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +112,7 @@ func TestExportRefusesNonEmptyDir(t *testing.T) {
 }
 
 func TestLoadRefusesTamperedModel(t *testing.T) {
-	dir, _ := export(t, descriptors(t), "structtensor.testdata.recipe.Recipe")
+	dir, _ := export(t, copstest.Descriptors(t), "structtensor.testdata.recipe.Recipe")
 	pb := filepath.Join(dir, "saved_model.pb")
 	b, err := os.ReadFile(pb)
 	if err != nil {
@@ -139,7 +130,7 @@ func TestLoadRefusesTamperedModel(t *testing.T) {
 }
 
 func TestDecodeBadRecord(t *testing.T) {
-	dir, _ := export(t, descriptors(t), "structtensor.testdata.recipe.Recipe")
+	dir, _ := export(t, copstest.Descriptors(t), "structtensor.testdata.recipe.Recipe")
 	dv, err := savedmodel.LoadDataView(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/structtensor/structtensor-go/cops/copstest"
 	"github.com/structtensor/structtensor-go/savedmodel"
 )
 
@@ -12,7 +13,7 @@ import (
 // a real saved_model.pb: ReadMetadata must return an error or metadata,
 // never panic, and accept nothing whose fingerprint does not match.
 func FuzzReadMetadata(f *testing.F) {
-	dir, _ := export(f, descriptors(f), "structtensor.testdata.recipe.Recipe", "title", "ingredients.name")
+	dir, _ := export(f, copstest.Descriptors(f), "structtensor.testdata.recipe.Recipe", "title", "ingredients.name")
 	good, err := os.ReadFile(filepath.Join(dir, "assets", savedmodel.MetadataFile))
 	if err != nil {
 		f.Fatal(err)

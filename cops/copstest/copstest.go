@@ -10,8 +10,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"testing"
 
 	"github.com/structtensor/structtensor-go/decode"
+	"github.com/structtensor/structtensor-go/internal/testenv"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -36,6 +39,17 @@ func LoadDescriptors(path string) (*decode.Descriptors, error) {
 		return nil, err
 	}
 	return decode.LoadDescriptorSet(b)
+}
+
+// Descriptors loads the test schemas (DescriptorSetPath at the module
+// root) for a test, failing it when they cannot be read.
+func Descriptors(t testing.TB) *decode.Descriptors {
+	t.Helper()
+	d, err := LoadDescriptors(filepath.Join(testenv.ModuleRoot(t), DescriptorSetPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // Options shape the generated records.

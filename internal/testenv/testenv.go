@@ -31,9 +31,9 @@ func Missing(t testing.TB, format string, args ...any) {
 	t.Skip(msg)
 }
 
-// Python returns the interpreter of the virtualenv venv (".venv" or
-// ".venv-s2t") at the module root, calling Missing when it is absent.
-func Python(t testing.TB, venv string) string {
+// ModuleRoot returns the directory of the module's go.mod, above the test's
+// working directory.
+func ModuleRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -41,16 +41,21 @@ func Python(t testing.TB, venv string) string {
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			Missing(t, "no go.mod above %s, so no %s to find", dir, venv)
-			return ""
+			t.Fatalf("no go.mod above %s", dir)
 		}
 		dir = parent
 	}
-	p := filepath.Join(dir, venv, "bin", "python")
+}
+
+// Python returns the interpreter of the virtualenv venv (".venv" or
+// ".venv-s2t") at the module root, calling Missing when it is absent.
+func Python(t testing.TB, venv string) string {
+	t.Helper()
+	p := filepath.Join(ModuleRoot(t), venv, "bin", "python")
 	if _, err := os.Stat(p); err != nil {
 		Missing(t, "%s is absent (scripts/setup-python.sh creates it; make test runs that)", p)
 	}
