@@ -78,7 +78,7 @@ beam-test: setup-go
 # store of a Go pointer into C memory checked at run time). -short skips
 # the slowest tests (the sanitizer build, the long benchmarks' datasets),
 # which the plain run above covers.
-CGO_PKGS := ./native/... ./decode/... ./tfbridge/... ./cops/... ./arrow/...
+CGO_PKGS := ./native/... ./decode/... ./tfbridge/... ./cops/... ./starrow/...
 .PHONY: test-cgo
 test-cgo: setup ops-lib
 	STRUCTTENSOR_REQUIRE_REFERENCES=1 $(GO) test -short -race $(CGO_PKGS)

@@ -12,8 +12,8 @@ import (
 	beamsdk "github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	starrow "github.com/structtensor/structtensor-go/arrow"
 	"github.com/structtensor/structtensor-go/decode"
+	"github.com/structtensor/structtensor-go/starrow"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	starrow "github.com/structtensor/structtensor-go/arrow"
-	"github.com/structtensor/structtensor-go/parquet"
+	"github.com/structtensor/structtensor-go/starrow"
+	"github.com/structtensor/structtensor-go/stparquet"
 	"github.com/structtensor/structtensor-go/tfrecord"
 )
 
@@ -151,14 +151,14 @@ func (fn *writeRowsFn) ProcessElement(ctx context.Context, shard int, rows func(
 		Close() error
 	}
 	var ipc *starrow.IPCWriter
-	var pq *parquet.Writer
+	var pq *stparquet.Writer
 	// The format writers see no Close: the Parquet writer would close the
 	// file itself, and this function closes it to commit it.
 	unclosable := struct{ io.Writer }{f}
 	if fn.Format == ArrowIPC {
 		ipc = starrow.NewIPCWriter(unclosable)
 	} else {
-		pq = parquet.NewWriter(unclosable)
+		pq = stparquet.NewWriter(unclosable)
 	}
 	var r Rows
 	for rows(&r) {

@@ -12,8 +12,8 @@ import (
 	beamsdk "github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
-	starrow "github.com/structtensor/structtensor-go/arrow"
-	"github.com/structtensor/structtensor-go/parquet"
+	"github.com/structtensor/structtensor-go/starrow"
+	"github.com/structtensor/structtensor-go/stparquet"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfrecord"
 )
@@ -32,7 +32,7 @@ func readBack(t *testing.T, prefix string, format string) (rows []string, files 
 				fh.Close()
 			}
 		case "parquet":
-			st, err = parquet.ReadFile(f, parquet.ReadOptions{})
+			st, err = stparquet.ReadFile(f, stparquet.ReadOptions{})
 		case "tfrecord":
 			data, _ := os.ReadFile(f)
 			r := tfrecord.NewReader(strings.NewReader(string(data)))

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	starrow "github.com/structtensor/structtensor-go/arrow"
-	"github.com/structtensor/structtensor-go/parquet"
+	"github.com/structtensor/structtensor-go/starrow"
+	"github.com/structtensor/structtensor-go/stparquet"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -32,14 +32,14 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return parquet.Read(bytes.NewReader(b), parquet.ReadOptions{})
+			return stparquet.Read(bytes.NewReader(b), stparquet.ReadOptions{})
 		},
 		func(w io.Writer, v structtensor.Value) error {
 			s, err := asTable(v)
 			if err != nil {
 				return err
 			}
-			return parquet.Write(w, s)
+			return stparquet.Write(w, s)
 		})
 }
 

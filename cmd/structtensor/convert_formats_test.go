@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	starrow "github.com/structtensor/structtensor-go/arrow"
 	"github.com/structtensor/structtensor-go/internal/testenv"
-	"github.com/structtensor/structtensor-go/parquet"
+	"github.com/structtensor/structtensor-go/starrow"
+	"github.com/structtensor/structtensor-go/stparquet"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -44,7 +44,7 @@ func TestConvertArrowParquet(t *testing.T) {
 	if code != 0 {
 		t.Fatal("arrow -> parquet failed")
 	}
-	if s, err := parquet.Read(bytes.NewReader([]byte(out)), parquet.ReadOptions{}); err != nil || s.NumRows() != 2 {
+	if s, err := stparquet.Read(bytes.NewReader([]byte(out)), stparquet.ReadOptions{}); err != nil || s.NumRows() != 2 {
 		t.Fatalf("parquet from stdout: %v, %v", s, err)
 	}
 	// A value that is not records becomes one column named "value".
@@ -95,7 +95,7 @@ func TestDecodeToArrowParquet(t *testing.T) {
 		if to == "arrow" {
 			got, err = starrow.ReadIPC(&out)
 		} else {
-			got, err = parquet.Read(bytes.NewReader(out.Bytes()), parquet.ReadOptions{})
+			got, err = stparquet.Read(bytes.NewReader(out.Bytes()), stparquet.ReadOptions{})
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", to, err)

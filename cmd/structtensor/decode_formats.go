@@ -3,8 +3,8 @@ package main
 import (
 	"io"
 
-	starrow "github.com/structtensor/structtensor-go/arrow"
-	"github.com/structtensor/structtensor-go/parquet"
+	"github.com/structtensor/structtensor-go/starrow"
+	"github.com/structtensor/structtensor-go/stparquet"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -13,7 +13,7 @@ import (
 // decoded batch: the decoded columns are exported without copying.
 func init() {
 	decodeWriters["arrow"] = func(w io.Writer) batchWriter { return ipcBatchWriter{starrow.NewIPCWriter(w)} }
-	decodeWriters["parquet"] = func(w io.Writer) batchWriter { return parquetBatchWriter{parquet.NewWriter(w)} }
+	decodeWriters["parquet"] = func(w io.Writer) batchWriter { return parquetBatchWriter{stparquet.NewWriter(w)} }
 }
 
 type ipcBatchWriter struct{ w *starrow.IPCWriter }
@@ -21,7 +21,7 @@ type ipcBatchWriter struct{ w *starrow.IPCWriter }
 func (b ipcBatchWriter) write(s *structtensor.StructTensor) error { return b.w.Write(s) }
 func (b ipcBatchWriter) close() error                             { return b.w.Close() }
 
-type parquetBatchWriter struct{ w *parquet.Writer }
+type parquetBatchWriter struct{ w *stparquet.Writer }
 
 func (b parquetBatchWriter) write(s *structtensor.StructTensor) error { return b.w.Write(s) }
 func (b parquetBatchWriter) close() error                             { return b.w.Close() }

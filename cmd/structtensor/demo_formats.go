@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	starrow "github.com/structtensor/structtensor-go/arrow"
-	"github.com/structtensor/structtensor-go/parquet"
+	"github.com/structtensor/structtensor-go/starrow"
+	"github.com/structtensor/structtensor-go/stparquet"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -34,16 +34,16 @@ func runFormatsDemo(w io.Writer) error {
 	}
 
 	var buf bytes.Buffer
-	if err := parquet.Write(&buf, st); err != nil {
+	if err := stparquet.Write(&buf, st); err != nil {
 		return err
 	}
-	back, err := parquet.Read(bytes.NewReader(buf.Bytes()), parquet.ReadOptions{})
+	back, err := stparquet.Read(bytes.NewReader(buf.Bytes()), stparquet.ReadOptions{})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "Parquet: %d bytes written; read back equal to the original: %v\n", buf.Len(), structtensor.Equal(back, st))
 
-	proj, err := parquet.Read(bytes.NewReader(buf.Bytes()), parquet.ReadOptions{Columns: []string{"recipe.ingredients.name"}})
+	proj, err := stparquet.Read(bytes.NewReader(buf.Bytes()), stparquet.ReadOptions{Columns: []string{"recipe.ingredients.name"}})
 	if err != nil {
 		return err
 	}

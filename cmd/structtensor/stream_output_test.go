@@ -7,8 +7,8 @@ import (
 	"os"
 	"testing"
 
-	starrow "github.com/structtensor/structtensor-go/arrow"
-	"github.com/structtensor/structtensor-go/parquet"
+	"github.com/structtensor/structtensor-go/starrow"
+	"github.com/structtensor/structtensor-go/stparquet"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfrecord"
 )
@@ -64,7 +64,7 @@ func TestDecodeStreamsBatches(t *testing.T) {
 		"jsonl": func(b []byte) (structtensor.Value, error) { return structtensor.FromJSONLines(b) },
 		"arrow": func(b []byte) (structtensor.Value, error) { return starrow.ReadIPC(bytes.NewReader(b)) },
 		"parquet": func(b []byte) (structtensor.Value, error) {
-			return parquet.Read(bytes.NewReader(b), parquet.ReadOptions{})
+			return stparquet.Read(bytes.NewReader(b), stparquet.ReadOptions{})
 		},
 	}
 	for name, orig := range decodeWriters {

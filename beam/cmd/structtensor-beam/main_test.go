@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/structtensor/structtensor-go/arrow"
 	"github.com/structtensor/structtensor-go/cops/copstest"
 	"github.com/structtensor/structtensor-go/decode"
+	"github.com/structtensor/structtensor-go/starrow"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfrecord"
 )
@@ -63,7 +63,7 @@ func TestDecodeCommand(t *testing.T) {
 	}
 	f, _ := os.Open(files[0])
 	defer f.Close()
-	got, err := arrow.ReadIPC(f)
+	got, err := starrow.ReadIPC(f)
 	if err != nil {
 		t.Fatal(err)
 	}

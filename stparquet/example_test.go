@@ -1,10 +1,10 @@
-package parquet_test
+package stparquet_test
 
 import (
 	"bytes"
 	"fmt"
 
-	"github.com/structtensor/structtensor-go/parquet"
+	"github.com/structtensor/structtensor-go/stparquet"
 	st "github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -13,11 +13,11 @@ func ExampleRead() {
 {"title": "toast", "steps": [{"text": "slice", "minutes": 1}, {"text": "toast", "minutes": 2}]}
 `))
 	var file bytes.Buffer
-	if err := parquet.Write(&file, v.(*st.StructTensor)); err != nil {
+	if err := stparquet.Write(&file, v.(*st.StructTensor)); err != nil {
 		panic(err)
 	}
 	// Read only the step texts: one leaf column of the file.
-	s, err := parquet.Read(bytes.NewReader(file.Bytes()), parquet.ReadOptions{Columns: []string{"steps.text"}})
+	s, err := stparquet.Read(bytes.NewReader(file.Bytes()), stparquet.ReadOptions{Columns: []string{"steps.text"}})
 	if err != nil {
 		panic(err)
 	}

@@ -1,16 +1,16 @@
-// Package parquet writes StructTensors to nested Parquet files and reads
+// Package stparquet writes StructTensors to nested Parquet files and reads
 // them back, through arrow-go's pqarrow.
 //
 // A StructTensor already has Parquet's shape: a record of named fields,
 // repeated fields as ragged dimensions, groups as nested structs. The
-// mapping therefore goes through Arrow (package arrow of this module) and
+// mapping therefore goes through Arrow (package starrow of this module) and
 // adds nothing of its own: Write exports the value to an Arrow record batch
 // (zero-copy) and pqarrow shreds it into repetition and definition levels;
 // Read assembles Arrow arrays from the levels and imports them. The Arrow
 // schema is stored in the file, so large_list, large_utf8 and fixed-size
 // dimensions come back as they were written; files written by other tools
 // (pyarrow's list<struct<list<...>>> with int32 offsets and nullable
-// fields) read with offsets widened and nulls mapped as package arrow
+// fields) read with offsets widened and nulls mapped as package starrow
 // documents.
 //
 // Projection is by field path: ReadOptions.Columns = ["ingredients.name"]
@@ -22,7 +22,7 @@
 // goroutines of its own and allocates what headers claim, so before it
 // runs, Read checks the footer against the file (every column chunk's
 // range inside it) and verifies the stored Arrow schema message
-// (arrow.ValidateIPC); a panic that still escapes the decoder on the
+// (starrow.ValidateIPC); a panic that still escapes the decoder on the
 // calling goroutine is reported as ErrCorrupt. The footer's row counts are
 // claims, not sizes to allocate: Read asks pqarrow for rows in batches of
 // a bounded size, so memory follows the values the pages actually hold,
@@ -35,4 +35,8 @@
 // not read back (ErrTooDeep): more than MaxNesting levels of lists and
 // structs under a field, or Parquet schema paths longer than
 // MaxParquetSchemaDepth nodes (a list takes two, so about 49 nested lists).
-package parquet
+//
+// The package is named stparquet (StructTensor <-> Parquet), not parquet,
+// so that it does not clash with arrow-go's parquet packages, which callers
+// often import alongside; see package starrow for the convention.
+package stparquet

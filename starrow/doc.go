@@ -1,6 +1,15 @@
-// Package arrow moves StructTensors in and out of Apache Arrow
+// Package starrow moves StructTensors in and out of Apache Arrow
 // (github.com/apache/arrow-go/v18): record batches and arrays, the IPC
 // stream format and the C Data Interface.
+//
+// # The name
+//
+// The package is named starrow (StructTensor <-> Arrow), not arrow, because
+// every file that uses it also imports arrow-go's package arrow, and two
+// packages of one name force every caller to alias one of them. The prefix
+// follows protobuf-go's protojson and prototext: the first half says whose
+// values are mapped, the second the format they are mapped to. Package
+// stparquet is named the same way.
 //
 // # Why the mapping is zero-copy
 //
@@ -64,4 +73,4 @@
 // WriteIPC and ReadIPC speak the Arrow IPC stream format (what pyarrow's
 // ipc.open_stream reads); ExportCData and ImportCData hand a batch to C or
 // Python through the C Data Interface without copying.
-package arrow
+package starrow

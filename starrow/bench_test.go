@@ -1,4 +1,4 @@
-package arrow
+package starrow
 
 import (
 	"fmt"

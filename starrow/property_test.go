@@ -1,4 +1,4 @@
-package arrow_test
+package starrow_test
 
 import (
 	"bytes"
@@ -7,9 +7,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"pgregory.net/rapid"
 
-	starrow "github.com/structtensor/structtensor-go/arrow"
 	"github.com/structtensor/structtensor-go/gostructs"
-	"github.com/structtensor/structtensor-go/parquet"
+	"github.com/structtensor/structtensor-go/starrow"
+	"github.com/structtensor/structtensor-go/stparquet"
 	st "github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -124,13 +124,13 @@ func TestRoundTripProperty(t *testing.T) {
 		if !st.Equal(back, s) {
 			t.Fatalf("IPC round trip differs")
 		}
-		// And through Parquet (package parquet builds on this one; the
+		// And through Parquet (package stparquet builds on this one; the
 		// generator lives here).
 		buf.Reset()
-		if err := parquet.Write(&buf, s); err != nil {
+		if err := stparquet.Write(&buf, s); err != nil {
 			t.Fatal(err)
 		}
-		back, err = parquet.Read(bytes.NewReader(buf.Bytes()), parquet.ReadOptions{})
+		back, err = stparquet.Read(bytes.NewReader(buf.Bytes()), stparquet.ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

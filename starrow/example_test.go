@@ -1,10 +1,10 @@
-package arrow_test
+package starrow_test
 
 import (
 	"bytes"
 	"fmt"
 
-	starrow "github.com/structtensor/structtensor-go/arrow"
+	"github.com/structtensor/structtensor-go/starrow"
 	st "github.com/structtensor/structtensor-go/structtensor"
 )
 

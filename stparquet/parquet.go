@@ -1,4 +1,4 @@
-package parquet
+package stparquet
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	starrow "github.com/structtensor/structtensor-go/arrow"
+	"github.com/structtensor/structtensor-go/starrow"
 	st "github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -46,7 +46,7 @@ const (
 
 // Write writes s (rank >= 1) to w as a Parquet file of one row group per
 // Writer.Write call, with the nested schema of its Arrow form (see
-// arrow.ToArrow) and snappy compression.
+// starrow.ToArrow) and snappy compression.
 func Write(w io.Writer, s *st.StructTensor) error {
 	pw := NewWriter(w)
 	if err := pw.Write(s); err != nil {

@@ -1,4 +1,4 @@
-package arrow
+package starrow
 
 /*
 #include <stdint.h>
