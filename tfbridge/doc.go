@@ -26,7 +26,9 @@
 // OutputByName). A Session keeps its Graph alive; TensorFlow itself defers
 // deleting a graph until its sessions are gone. Graphs and sessions are
 // independent: two of each in one process do not share state, and Run may
-// be called from many goroutines at once.
+// be called from many goroutines at once. Session.RunContext takes a
+// context: its deadline becomes the run's TensorFlow timeout (the C API
+// offers no other way to stop a run once started).
 //
 // # Errors
 //

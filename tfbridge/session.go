@@ -4,10 +4,16 @@ package tfbridge
 import "C"
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
+
+	configpb "github.com/wamuir/graft/tensorflow/core/protobuf/for_core_protos_go_proto"
+	"google.golang.org/protobuf/proto"
 )
 
 // SessionOptions configures a session.
@@ -112,10 +118,37 @@ func (s *Session) Close() error {
 	return nil
 }
 
-// Run feeds the given tensors, computes fetches and runs targets (operations
-// run for their effect). It returns one tensor per fetch, owned by the
-// caller. The feeds remain the caller's.
+// Run is RunContext without a context: it runs to completion.
 func (s *Session) Run(feeds map[Output]*Tensor, fetches []Output, targets []*Operation) ([]*Tensor, error) {
+	return s.RunContext(context.Background(), feeds, fetches, targets)
+}
+
+// RunContext feeds the given tensors, computes fetches and runs targets
+// (operations run for their effect). It returns one tensor per fetch, owned
+// by the caller. The feeds remain the caller's.
+//
+// The TensorFlow C API cannot interrupt a run from outside, so ctx acts at
+// the two points it can: a ctx already done returns its error before the
+// run starts, and a ctx deadline becomes the run's timeout (RunOptions
+// timeout_in_ms), which TensorFlow enforces by cancelling the run's
+// kernels. A run stopped by the deadline returns an error that matches
+// both context.DeadlineExceeded and ErrDeadlineExceeded. Cancelling ctx
+// while a run is under way does not stop it.
+func (s *Session) RunContext(ctx context.Context, feeds map[Output]*Tensor, fetches []Output, targets []*Operation) ([]*Tensor, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("session run: %w", err)
+	}
+	var runOpts []byte
+	if deadline, ok := ctx.Deadline(); ok {
+		ms := time.Until(deadline).Milliseconds()
+		if ms <= 0 {
+			return nil, fmt.Errorf("session run: %w", context.DeadlineExceeded)
+		}
+		var err error
+		if runOpts, err = proto.Marshal(&configpb.RunOptions{TimeoutInMs: ms}); err != nil {
+			return nil, fmt.Errorf("session run options: %w", err)
+		}
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.c == nil {
@@ -150,7 +183,13 @@ func (s *Session) Run(feeds map[Output]*Tensor, fetches []Output, targets []*Ope
 	results := make([]*C.TF_Tensor, len(fetches))
 	st := newStatus()
 	defer st.free()
-	C.TF_SessionRun(s.c, nil,
+	var cRunOpts *C.TF_Buffer
+	if runOpts != nil {
+		// TF_NewBufferFromString copies, so runOpts need not stay pinned.
+		cRunOpts = C.TF_NewBufferFromString(unsafe.Pointer(&runOpts[0]), C.size_t(len(runOpts)))
+		defer C.TF_DeleteBuffer(cRunOpts)
+	}
+	C.TF_SessionRun(s.c, cRunOpts,
 		ptrOr(inputs), ptrOr(values), C.int(len(inputs)),
 		ptrOr(outputs), ptrOr(results), C.int(len(outputs)),
 		ptrOr(ctargets), C.int(len(ctargets)),
@@ -161,6 +200,9 @@ func (s *Session) Run(feeds map[Output]*Tensor, fetches []Output, targets []*Ope
 			if r != nil {
 				C.TF_DeleteTensor(r)
 			}
+		}
+		if errors.Is(err, ErrDeadlineExceeded) && runOpts != nil {
+			return nil, fmt.Errorf("session run: %w (%w)", context.DeadlineExceeded, err)
 		}
 		return nil, fmt.Errorf("session run: %w", err)
 	}

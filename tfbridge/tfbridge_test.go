@@ -2,6 +2,7 @@ package tfbridge
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -596,4 +597,40 @@ func TestCleanupReleases(t *testing.T) {
 	if n := loans.Load() - before; n != 0 {
 		t.Errorf("%d buffers still lent after their tensors became unreachable", n)
 	}
+}
+
+// TestRunContext checks the two points where a context acts on a run: a
+// done context stops it before it starts, and a deadline stops a run that
+// would otherwise block forever (a dequeue from an empty queue).
+func TestRunContext(t *testing.T) {
+	g := NewGraph()
+	defer g.Close()
+	queue := mustOp(t, g, OpSpec{Type: "FIFOQueueV2", Attrs: map[string]any{"component_types": []DType{Int32}}}).Output(0)
+	dequeue := mustOp(t, g, OpSpec{Type: "QueueDequeueV2", Input: []Input{queue}, Attrs: map[string]any{"component_types": []DType{Int32}}}).Output(0)
+	one := mustOp(t, g, OpSpec{Type: "Const", Attrs: map[string]any{"dtype": Int32, "value": mustTensor(t, structtensor.Shape{}, []int32{1})}}).Output(0)
+	s, err := NewSession(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.RunContext(ctx, nil, []Output{one}, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v, want context.Canceled", err)
+	}
+
+	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = s.RunContext(ctx, nil, []Output{dequeue}, nil)
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrDeadlineExceeded) {
+		t.Errorf("blocked run past its deadline: %v, want context.DeadlineExceeded and ErrDeadlineExceeded", err)
+	}
+
+	// The session still runs after a timed-out run, with or without a context.
+	out, err := s.RunContext(context.Background(), nil, []Output{one}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out[0].Close()
 }
