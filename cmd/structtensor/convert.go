@@ -3,12 +3,13 @@ package main
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/structtensor/structtensor-go/ops"
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -82,14 +83,17 @@ func init() {
 		_, err = w.Write(append(b, '\n'))
 		return err
 	})
-	register(command{
-		name:    "convert",
-		summary: "convert data between formats (json, jsonl, spec, ...)",
-		run:     runConvert,
-	})
+	register("convert", newConvertCommand)
 }
 
 func formatNames(can func(*format) bool) string {
+	return strings.Join(formatList(can), ", ")
+}
+
+func canRead(f *format) bool  { return f.read != nil }
+func canWrite(f *format) bool { return f.write != nil }
+
+func formatList(can func(*format) bool) []string {
 	var names []string
 	for n, f := range formats {
 		if can(f) {
@@ -97,64 +101,84 @@ func formatNames(can func(*format) bool) string {
 		}
 	}
 	sort.Strings(names)
-	return strings.Join(names, ", ")
+	return names
 }
 
-func canRead(f *format) bool  { return f.read != nil }
-func canWrite(f *format) bool { return f.write != nil }
+func newConvertCommand() *cobra.Command {
+	var from, to, outPath, specPath string
+	cmd := &cobra.Command{
+		Use:   "convert [FILE|-]",
+		Short: "convert data between formats (json, jsonl, arrow, parquet, spec)",
+		Long: `convert reads one value (a JSON document, JSON lines, an Arrow IPC stream or
+a Parquet file) and writes it in another format, or writes its spec (--to
+spec, the JSON form --spec reads). Without --spec the spec is inferred from
+the data. A JSON-lines file is read in batches; -o FILE is written to a
+temporary file renamed over FILE only once complete.`,
+		Example: `  structtensor convert --from jsonl in.jsonl --to parquet -o out.parquet
+  structtensor convert in.jsonl --from jsonl --to spec -o spec.json
+  structtensor convert --from jsonl --spec spec.json --to arrow < in.jsonl > out.arrows
+  structtensor convert --from parquet out.parquet --to json`,
+		Args: maxInputs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runConvert(cmd, args, from, to, outPath, specPath)
+		},
+	}
+	choiceFlag(cmd, &from, "from", "", "json", "input format", formatList(canRead))
+	choiceFlag(cmd, &to, "to", "", "json", "output format", formatList(canWrite))
+	outputFlag(cmd, &outPath, "write to `FILE` (a regular file is replaced only once complete) instead of standard output")
+	cmd.Flags().StringVar(&specPath, "spec", "", "read the input with the spec in `FILE` (as written by --to spec) instead of inferring it")
+	cmd.MarkFlagFilename("spec", "json")
+	return cmd
+}
 
-func runConvert(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	from := fs.String("from", "json", "input format: "+formatNames(canRead))
-	to := fs.String("to", "json", "output format: "+formatNames(canWrite))
-	outPath := fs.String("o", "", "write to `FILE` (a regular file is replaced only once complete) instead of standard output")
-	specPath := fs.String("spec", "", "read the input with the spec in `FILE` (as written by --to spec) instead of inferring it")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: structtensor convert [--from FORMAT] [--to FORMAT] [--spec FILE] [-o FILE] [FILE|-]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
+// maxInputs accepts at most n positional arguments, with the error the
+// CLI has always given.
+func maxInputs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			if n == 1 {
+				return fmt.Errorf("one input file at most, got %d (%q)", len(args), args)
+			}
+			return fmt.Errorf("%d arguments at most, got %d (%q)", n, len(args), args)
 		}
-		return err
+		return nil
 	}
-	if fs.NArg() > 1 {
-		return fmt.Errorf("one input file at most, got %d", fs.NArg())
-	}
-	in, ok := formats[*from]
+}
+
+func runConvert(cmd *cobra.Command, args []string, from, to, outPath, specPath string) error {
+	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	in, ok := formats[from]
 	if !ok || in.read == nil {
-		return fmt.Errorf("cannot read format %q (readable: %s)", *from, formatNames(canRead))
+		return fmt.Errorf("cannot read format %q (readable: %s)", from, formatNames(canRead))
 	}
-	out, ok := formats[*to]
+	out, ok := formats[to]
 	if !ok || out.write == nil {
-		return fmt.Errorf("cannot write format %q (writable: %s)", *to, formatNames(canWrite))
+		return fmt.Errorf("cannot write format %q (writable: %s)", to, formatNames(canWrite))
 	}
 	var spec structtensor.Spec
-	if *specPath != "" {
+	if specPath != "" {
 		if in.readSpec == nil {
-			return fmt.Errorf("format %q does not take a spec", *from)
+			return fmt.Errorf("format %q does not take a spec", from)
 		}
-		b, err := os.ReadFile(*specPath)
+		b, err := os.ReadFile(specPath)
 		if err != nil {
 			return err
 		}
 		if spec, err = structtensor.UnmarshalSpec(b); err != nil {
-			return fmt.Errorf("%s: %w", *specPath, err)
+			return fmt.Errorf("%s: %w", specPath, err)
 		}
 	}
 
 	// The output is opened first: an unwritable -o is reported before the
 	// input is read.
-	w, err := createOutput(*outPath, stdout)
+	w, err := createOutput(outPath, stdout)
 	if err != nil {
 		return err
 	}
 	defer w.Abort()
 	name, r := "stdin", stdin
-	if fs.NArg() == 1 && fs.Arg(0) != "-" {
-		name = fs.Arg(0)
+	if len(args) == 1 && args[0] != "-" {
+		name = args[0]
 		f, err := os.Open(name)
 		if err != nil {
 			return err

@@ -2,11 +2,11 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"sort"
-	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/structtensor/structtensor-go/savedmodel"
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -14,123 +14,137 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "dataview",
-		summary: "export a protobuf decoder as a TensorFlow SavedModel DataView, or run records through one",
-		run:     runDataView,
-	})
+	register("dataview", newDataViewCommand)
 }
 
-const dataViewUsage = `usage:
-  structtensor dataview export (--descriptor-set F | --proto F [-I DIR]...) --message NAME [--path P]... -o DIR
-  structtensor dataview run DIR [--digest sha256:HEX] [--input-format tfrecord|delimited] [--to json|jsonl|spec] [FILE|-]
-  structtensor dataview inspect DIR [--digest sha256:HEX]`
-
-func runDataView(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, dataViewUsage)
-		return errors.New("dataview needs a subcommand: export, run or inspect")
+func newDataViewCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dataview",
+		Short: "export a protobuf decoder as a TensorFlow SavedModel DataView, run records through one, or inspect one",
+		Long: `A DataView is a TensorFlow SavedModel whose decode_fun decodes serialized
+protobuf records of one message type into a StructTensor (TFX loads it as a
+TFXIO decoder). "dataview export" writes one, "dataview run" decodes records
+through TensorFlow with one, "dataview inspect" prints what one is after the
+loader's checks. These commands load the TensorFlow runtime.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cmd.SetOut(cmd.ErrOrStderr())
+			cmd.Usage()
+			return errors.New("dataview needs a subcommand: export, run or inspect")
+		},
 	}
-	switch args[0] {
-	case "export":
-		return runDataViewExport(args[1:], stdout, stderr)
-	case "run":
-		return runDataViewRun(args[1:], stdin, stdout, stderr)
-	case "inspect":
-		return runDataViewInspect(args[1:], stdout, stderr)
-	}
-	fmt.Fprintln(stderr, dataViewUsage)
-	return fmt.Errorf("unknown dataview subcommand %q (want export, run or inspect)", args[0])
+	cmd.AddCommand(newDataViewExportCommand(), newDataViewRunCommand(), newDataViewInspectCommand())
+	return cmd
 }
 
-func runDataViewExport(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("dataview export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	schema := addPlanFlags(fs)
-	out := fs.String("o", "", "directory to write the SavedModel to (must not exist or be empty)")
-	threads := fs.Int("threads", 0, "engine threads per run of the op (0: all cores)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, dataViewUsage)
-		fs.PrintDefaults()
+func newDataViewExportCommand() *cobra.Command {
+	var (
+		schema  *planFlags
+		outDir  string
+		threads int
+	)
+	cmd := &cobra.Command{
+		Use:   "export -o DIR",
+		Short: "export the decoder of a protobuf message as a SavedModel DataView",
+		Example: `  structtensor dataview export --descriptor-set testdata/proto/testdata.pb \
+      --message structtensor.testdata.recipe.Recipe --path title --path ingredients.name -o recipe-dv
+  structtensor dataview export --proto recipe.proto -I testdata/proto \
+      --message structtensor.testdata.recipe.Recipe -o recipe-dv`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("dataview export takes no arguments, got %q", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDataViewExport(cmd.OutOrStdout(), schema, outDir, threads)
+		},
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("dataview export takes no arguments, got %q", fs.Args())
-	}
-	if *schema.message == "" || *out == "" {
+	schema = addPlanFlags(cmd)
+	outputFlag(cmd, &outDir, "`DIR`ectory to write the SavedModel to (must not exist or be empty)")
+	cmd.MarkFlagDirname("output")
+	countFlag(cmd, &threads, "threads", 0, 0, "engine threads per run of the op (0: all cores)")
+	return cmd
+}
+
+func runDataViewExport(stdout io.Writer, schema *planFlags, out string, threads int) error {
+	if schema.message == "" || out == "" {
 		return errors.New("--message and -o are required")
-	}
-	if err := checkCounts(count{"threads", *threads, 0}, count{"max-depth", *schema.maxDepth, 1}); err != nil {
-		return err
 	}
 	plan, err := schema.compile()
 	if err != nil {
 		return err
 	}
-	if err := savedmodel.ExportDataView(*out, plan, &savedmodel.Options{Threads: *threads}); err != nil {
+	if err := savedmodel.ExportDataView(out, plan, &savedmodel.Options{Threads: threads}); err != nil {
 		return err
 	}
-	digest, err := savedmodel.Digest(*out)
+	digest, err := savedmodel.Digest(out)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "wrote DataView %s: %s\nspec: %v\ndigest: %s\n", *out, plan, plan.Spec(), digest)
+	_, err = fmt.Fprintf(stdout, "wrote DataView %s: %s\nspec: %v\ndigest: %s\n", out, plan, plan.Spec(), digest)
 	return err
 }
 
-func runDataViewRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("dataview run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	framing := fs.String("input-format", "tfrecord", "record framing: tfrecord or delimited")
-	compression := fs.String("compression", "auto", "input compression: auto, none, gzip or zlib")
-	out := addRecordOutputFlags(fs)
-	batch := fs.Int("batch", 8192, "records per TensorFlow run")
-	maxRecord := addMaxRecordSizeFlag(fs)
-	digest := fs.String("digest", "", "load the DataView only if its digest (dataview inspect) is this one")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, dataViewUsage)
-		fs.PrintDefaults()
+func newDataViewRunCommand() *cobra.Command {
+	var (
+		input  *recordInputFlags
+		out    *recordOutput
+		batch  int
+		digest string
+	)
+	cmd := &cobra.Command{
+		Use:   "run DIR [FILE|-]",
+		Short: "decode records through TensorFlow with a DataView",
+		Long: `dataview run loads the DataView in DIR (checked against --digest when given)
+and runs the records of FILE through its decode_fun in TensorFlow, --batch
+records at a time, writing each batch as it is decoded, as "decode" does.`,
+		Example: `  structtensor dataview run recipe-dv testdata/decode/recipes.tfrecord --to jsonl
+  structtensor dataview run recipe-dv --digest sha256:0123... --to parquet -o recipes.parquet < recipes.tfrecord`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("dataview run needs the DataView directory")
+			}
+			if len(args) > 2 {
+				return fmt.Errorf("one input file at most, got %d (%q)", len(args)-1, args[1:])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var name string
+			if len(args) == 2 {
+				name = args[1]
+			}
+			return runDataViewRun(args[0], name, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), input, out, batch, digest)
+		},
 	}
-	// The DataView directory comes first; flags may follow it.
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fs.Usage()
-		return errors.New("dataview run needs the DataView directory first")
-	}
-	dir := args[0]
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	if fs.NArg() > 1 {
-		return fmt.Errorf("one input file at most, got %d", fs.NArg())
-	}
-	if err := checkCounts(count{"batch", *batch, 1}); err != nil {
-		return err
-	}
-	maxRecordSize, err := maxRecord.value()
-	if err != nil {
-		return err
-	}
+	input = addRecordInputFlags(cmd)
+	out = addRecordOutputFlags(cmd)
+	countFlag(cmd, &batch, "batch", 8192, 1, "records per TensorFlow run")
+	cmd.Flags().StringVar(&digest, "digest", "", "load the DataView only if its digest (dataview inspect) is this `sha256:HEX`")
+	return cmd
+}
+
+func runDataViewRun(dir, name string, stdin io.Reader, stdout, stderr io.Writer, input *recordInputFlags, out *recordOutput, batch int, digest string) error {
 	if err := out.check(); err != nil {
 		return err
 	}
-	comp, err := tfrecord.ParseCompression(*compression)
-	if err != nil {
+	if _, err := tfrecord.ParseCompression(input.compression); err != nil {
 		return err
 	}
 	// -o is opened before the DataView loads: an unwritable path fails at
 	// once.
 	var sink *recordSink
 	if !out.isSpec() {
+		var err error
 		if sink, err = out.open(stdout); err != nil {
 			return err
 		}
 		defer sink.abort()
 	}
 	var loadOpts []savedmodel.LoadOption
-	if *digest != "" {
-		loadOpts = append(loadOpts, savedmodel.WithDigest(*digest))
+	if digest != "" {
+		loadOpts = append(loadOpts, savedmodel.WithDigest(digest))
 	}
 	dv, err := savedmodel.LoadDataView(dir, loadOpts...)
 	if err != nil {
@@ -141,25 +155,20 @@ func runDataViewRun(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		return out.writeSpec(stdout, dv.Spec())
 	}
 
-	in, size, err := openRecordInput(fs.Arg(0), stdin)
+	in, size, err := openRecordInput(name, stdin)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
 	counter := &countingReader{r: in}
-	var rr tfrecord.RecordReader
-	switch *framing {
-	case "tfrecord":
-		rr = tfrecord.NewReader(counter, tfrecord.WithCompression(comp), tfrecord.WithMaxRecordSize(maxRecordSize))
-	case "delimited":
-		rr = tfrecord.NewDelimitedReader(counter, tfrecord.WithCompression(comp), tfrecord.WithMaxRecordSize(maxRecordSize))
-	default:
-		return fmt.Errorf("unknown --input-format %q (want tfrecord or delimited)", *framing)
+	rr, err := input.reader(counter)
+	if err != nil {
+		return err
 	}
 	progress := newProgress(stderr, size)
 	var records int64
 	for {
-		b, err := rr.NextBatch(*batch)
+		b, err := rr.NextBatch(batch)
 		if err == io.EOF {
 			break
 		}
@@ -188,31 +197,37 @@ func runDataViewRun(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	return sink.commit(func() (*structtensor.StructTensor, error) { return dv.Decode(nil) })
 }
 
+func newDataViewInspectCommand() *cobra.Command {
+	var digest string
+	cmd := &cobra.Command{
+		Use:   "inspect DIR",
+		Short: "print what a DataView is (format, message, spec, outputs, fingerprint, digest) after the loader's checks",
+		Example: `  structtensor dataview inspect recipe-dv
+  structtensor dataview inspect recipe-dv --digest sha256:0123...`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				return errors.New("dataview inspect needs the DataView directory")
+			case len(args) > 1:
+				return fmt.Errorf("dataview inspect takes one directory, got also %q", args[1:])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDataViewInspect(args[0], digest, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&digest, "digest", "", "check the DataView's digest against this `sha256:HEX`")
+	return cmd
+}
+
 // runDataViewInspect prints what a DataView is, after the loader's checks
 // (LoadDataView: the graph is checked against the metadata's plan), or
 // why it is refused.
-func runDataViewInspect(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("dataview inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	digest := fs.String("digest", "", "check the DataView's digest against this one")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, dataViewUsage)
-		fs.PrintDefaults()
-	}
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fs.Usage()
-		return errors.New("dataview inspect needs the DataView directory first")
-	}
-	dir := args[0]
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("dataview inspect takes one directory, got also %q", fs.Args())
-	}
+func runDataViewInspect(dir, digest string, stdout io.Writer) error {
 	var loadOpts []savedmodel.LoadOption
-	if *digest != "" {
-		loadOpts = append(loadOpts, savedmodel.WithDigest(*digest))
+	if digest != "" {
+		loadOpts = append(loadOpts, savedmodel.WithDigest(digest))
 	}
 	dv, err := savedmodel.LoadDataView(dir, loadOpts...)
 	if err != nil {

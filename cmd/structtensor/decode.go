@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -24,52 +25,68 @@ var decodeWriters = map[string]func(io.Writer) batchWriter{
 }
 
 func init() {
-	register(command{
-		name:    "decode",
-		summary: "decode serialized protobuf records (TFRecord or delimited) into a StructTensor",
-		run:     runDecode,
-	})
+	register("decode", newDecodeCommand)
 }
 
-func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	schema := addPlanFlags(fs)
-	framing := fs.String("input-format", "tfrecord", "record framing: tfrecord or delimited")
-	compression := fs.String("compression", "auto", "input compression: auto, none, gzip or zlib")
-	out := addRecordOutputFlags(fs)
-	threads := fs.Int("threads", 0, "decode threads (0: all cores)")
-	batch := fs.Int("batch", 8192, "records per decoded batch")
-	maxRecord := addMaxRecordSizeFlag(fs)
-	exampleSpec := fs.String("example-spec", "", "decode tf.Example records by the feature spec in `FILE` (JSON: decode.ParseExampleSpec), one field per feature, instead of by descriptor")
-	sequenceExample := fs.Bool("sequence-example", false, "with --example-spec: the records are tf.SequenceExample")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: structtensor decode ((--descriptor-set F | --proto F [-I DIR]...) --message NAME [--path P]... | --example-spec F [--sequence-example]) [--input-format tfrecord|delimited] [--to json|jsonl|spec] [FILE|-]")
-		fs.PrintDefaults()
+func newDecodeCommand() *cobra.Command {
+	var (
+		threads, batch  int
+		exampleSpec     string
+		sequenceExample bool
+		schema          *planFlags
+		input           *recordInputFlags
+		out             *recordOutput
+	)
+	cmd := &cobra.Command{
+		Use:   "decode [FILE|-]",
+		Short: "decode serialized protobuf or tf.Example records (TFRecord or delimited) into a StructTensor",
+		Long: `decode reads serialized protobuf records, framed as a TFRecord file (optionally
+compressed) or as length-delimited messages, and writes them decoded: as
+JSON, JSON lines, an Arrow IPC stream or a Parquet file, or only their spec
+(--to spec). The schema comes from a FileDescriptorSet (--descriptor-set) or
+from .proto files (--proto, -I), the record type from --message, the fields
+from --path (default every field). With --example-spec the records are
+tf.Example (or, with --sequence-example, tf.SequenceExample) decoded by a
+feature spec instead. Batches of --batch records are written as they are
+decoded, so memory holds one batch whatever the input's size.`,
+		Example: `  structtensor decode --descriptor-set testdata/proto/testdata.pb \
+      --message structtensor.testdata.recipe.Recipe testdata/decode/recipes.tfrecord
+  structtensor decode testdata/decode/recipes.tfrecord -o recipes.parquet --to parquet \
+      --proto recipe.proto -I testdata/proto --message structtensor.testdata.recipe.Recipe \
+      --path title --path ingredients.name
+  structtensor decode --example-spec features.json --to jsonl examples.tfrecord.gz`,
+		Args: maxInputs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var name string
+			if len(args) == 1 {
+				name = args[0]
+			}
+			stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if exampleSpec != "" {
+				d := &exampleDecode{specPath: exampleSpec, sequence: sequenceExample, input: input,
+					threads: threads, batch: batch}
+				return d.run(name, stdin, stdout, stderr, out)
+			}
+			if sequenceExample {
+				return errors.New("--sequence-example needs --example-spec")
+			}
+			return runDecode(name, stdin, stdout, stderr, schema, input, out, threads, batch)
+		},
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 1 {
-		return fmt.Errorf("one input file at most, got %d", fs.NArg())
-	}
-	if *exampleSpec != "" {
-		if err := checkCounts(count{"threads", *threads, 0}, count{"batch", *batch, 1}); err != nil {
-			return err
-		}
-		limit, err := maxRecord.value()
-		if err != nil {
-			return err
-		}
-		d := &exampleDecode{specPath: *exampleSpec, sequence: *sequenceExample, framing: *framing,
-			compression: *compression, threads: *threads, batch: *batch, maxRecord: limit}
-		return d.run(fs.Arg(0), stdin, stdout, stderr, out)
-	}
-	if *schema.message == "" {
+	schema = addPlanFlags(cmd)
+	input = addRecordInputFlags(cmd)
+	out = addRecordOutputFlags(cmd)
+	countFlag(cmd, &threads, "threads", 0, 0, "decode threads (0: all cores)")
+	countFlag(cmd, &batch, "batch", 8192, 1, "records per decoded batch")
+	cmd.Flags().StringVar(&exampleSpec, "example-spec", "", "decode tf.Example records by the feature spec in `FILE` (JSON: decode.ParseExampleSpec), one field per feature, instead of by descriptor")
+	cmd.Flags().BoolVar(&sequenceExample, "sequence-example", false, "with --example-spec: the records are tf.SequenceExample")
+	cmd.MarkFlagFilename("example-spec", "json")
+	return cmd
+}
+
+func runDecode(name string, stdin io.Reader, stdout, stderr io.Writer, schema *planFlags, input *recordInputFlags, out *recordOutput, threads, batch int) error {
+	if schema.message == "" {
 		return errors.New("--message is required (or --example-spec)")
-	}
-	if err := checkCounts(count{"threads", *threads, 0}, count{"batch", *batch, 1}, count{"max-depth", *schema.maxDepth, 1}); err != nil {
-		return err
 	}
 	plan, err := schema.compile()
 	if err != nil {
@@ -81,19 +98,16 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err := out.check(); err != nil {
 		return err
 	}
-	opts := decode.StreamOptions{BatchSize: *batch, Threads: *threads}
-	if opts.MaxRecordSize, err = maxRecord.value(); err != nil {
-		return err
-	}
-	switch *framing {
+	opts := decode.StreamOptions{BatchSize: batch, Threads: threads, MaxRecordSize: *input.maxRecordSize}
+	switch input.framing {
 	case "tfrecord":
 		opts.Framing = decode.TFRecord
 	case "delimited":
 		opts.Framing = decode.Delimited
 	default:
-		return fmt.Errorf("unknown --input-format %q (want tfrecord or delimited)", *framing)
+		return fmt.Errorf("unknown --input-format %q (want tfrecord or delimited)", input.framing)
 	}
-	if opts.Compression, err = tfrecord.ParseCompression(*compression); err != nil {
+	if opts.Compression, err = tfrecord.ParseCompression(input.compression); err != nil {
 		return err
 	}
 
@@ -102,7 +116,7 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer sink.abort()
-	in, size, err := openRecordInput(fs.Arg(0), stdin)
+	in, size, err := openRecordInput(name, stdin)
 	if err != nil {
 		return err
 	}
@@ -125,43 +139,6 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		progress.update(stream.Records(), counter.n)
 	}
 	return sink.commit(func() (*structtensor.StructTensor, error) { return plan.Decode(nil) })
-}
-
-// count is an integer flag's value and the least value it accepts.
-type count struct {
-	name     string
-	value    int
-	smallest int
-}
-
-// checkCounts refuses flag values below their smallest sensible value,
-// so "--threads -5" or "--batch 0" is an error, not a guess.
-func checkCounts(counts ...count) error {
-	for _, c := range counts {
-		if c.value < c.smallest {
-			return fmt.Errorf("--%s must be at least %d, got %d", c.name, c.smallest, c.value)
-		}
-	}
-	return nil
-}
-
-// maxRecordSizeFlag is --max-record-size, the longest input record
-// accepted (tfrecord.DefaultMaxRecordSize by default; -1 for no limit).
-type maxRecordSizeFlag struct{ n int64 }
-
-func addMaxRecordSizeFlag(fs *flag.FlagSet) *maxRecordSizeFlag {
-	f := &maxRecordSizeFlag{}
-	fs.Int64Var(&f.n, "max-record-size", tfrecord.DefaultMaxRecordSize, "longest input record accepted, in bytes (-1: no limit)")
-	return f
-}
-
-// value returns the limit for tfrecord.WithMaxRecordSize, refusing 0 and
-// values below -1.
-func (f *maxRecordSizeFlag) value() (int64, error) {
-	if f.n == 0 || f.n < -1 {
-		return 0, fmt.Errorf("--max-record-size must be a positive number of bytes or -1 (no limit), got %d", f.n)
-	}
-	return f.n, nil
 }
 
 func writerNames() []string {

@@ -15,16 +15,14 @@ import (
 // --sequence-example, tf.SequenceExample) records decoded by a feature
 // spec, one field per feature, to any output format of decode.
 type exampleDecode struct {
-	specPath    string
-	sequence    bool
-	framing     string
-	compression string
-	threads     int
-	batch       int
-	maxRecord   int64
+	specPath string
+	sequence bool
+	input    *recordInputFlags
+	threads  int
+	batch    int
 }
 
-func (d *exampleDecode) run(input string, stdin io.Reader, stdout, stderr io.Writer, out recordOutput) error {
+func (d *exampleDecode) run(input string, stdin io.Reader, stdout, stderr io.Writer, out *recordOutput) error {
 	b, err := os.ReadFile(d.specPath)
 	if err != nil {
 		return fmt.Errorf("--example-spec: %w", err)
@@ -47,10 +45,6 @@ func (d *exampleDecode) run(input string, stdin io.Reader, stdout, stderr io.Wri
 	if err := out.check(); err != nil {
 		return err
 	}
-	comp, err := tfrecord.ParseCompression(d.compression)
-	if err != nil {
-		return err
-	}
 	sink, err := out.open(stdout)
 	if err != nil {
 		return err
@@ -64,15 +58,9 @@ func (d *exampleDecode) run(input string, stdin io.Reader, stdout, stderr io.Wri
 	counter := &countingReader{r: in}
 	progress := newProgress(stderr, size)
 	defer progress.done()
-	opts := []tfrecord.Option{tfrecord.WithCompression(comp), tfrecord.WithMaxRecordSize(d.maxRecord)}
-	var records tfrecord.RecordReader
-	switch d.framing {
-	case "tfrecord":
-		records = tfrecord.NewReader(counter, opts...)
-	case "delimited":
-		records = tfrecord.NewDelimitedReader(counter, opts...)
-	default:
-		return fmt.Errorf("unknown --input-format %q (want tfrecord or delimited)", d.framing)
+	records, err := d.input.reader(counter)
+	if err != nil {
+		return err
 	}
 	var batch tfrecord.Batch
 	var done int64

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/spf13/cobra"
 )
 
 // demoStep is one section of "structtensor demo". Each part of the project
@@ -21,13 +23,27 @@ var demoSteps []demoStep
 func registerDemoStep(s demoStep) { demoSteps = append(demoSteps, s) }
 
 func init() {
-	register(command{
-		name:    "demo",
-		summary: "run the tour of structtensor on the bundled sample data",
-		run: func(args []string, _ io.Reader, stdout, _ io.Writer) error {
+	register("demo", newDemoCommand)
+}
+
+func newDemoCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "demo",
+		Short: "run the tour of structtensor on the bundled sample data",
+		Long: `demo runs one section per part of the project on the data bundled in
+testdata/ (found above the working directory or the executable): the value
+model on the recipes, protobuf records decoded natively, struct2tensor's
+path ops, Arrow and Parquet round trips, and a DataView exported, loaded and
+run inside TensorFlow.`,
+		Example: "  structtensor demo",
+		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("demo takes no arguments")
 			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			stdout := cmd.OutOrStdout()
 			sort.SliceStable(demoSteps, func(i, j int) bool { return demoSteps[i].rank < demoSteps[j].rank })
 			for _, s := range demoSteps {
 				fmt.Fprintf(stdout, "== %s ==\n", s.title)
@@ -38,7 +54,7 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }
 
 // bundledData returns the path of rel (e.g. "recipe/recipes.json") under

@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // Nonsensical numbers are refused by every command that takes them, with
@@ -36,5 +40,57 @@ func TestNumericFlagsRefused(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Flags are accepted after the positional arguments as before them.
+func TestFlagsAfterArguments(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte("{\"id\": 1, \"tags\": [\"a\"]}\n{\"id\": 2, \"tags\": []}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.parquet")
+	if code, stdout, errs := convert(t, "", in, "-o", out, "--from", "jsonl", "--to", "parquet"); code != 0 || stdout != "" || errs != "" {
+		t.Fatalf("convert FILE -o OUT --from --to: exit %d, %q, %q", code, stdout, errs)
+	}
+	if code, stdout, errs := convert(t, "", "--to", "jsonl", out, "--from", "parquet"); code != 0 || errs != "" ||
+		stdout != "{\"id\":1,\"tags\":[\"a\"]}\n{\"id\":2,\"tags\":[]}\n" {
+		t.Fatalf("convert back: exit %d, %q, %q", code, stdout, errs)
+	}
+	// "--" ends the flags: a file named like a flag is an argument.
+	if code, _, errs := convert(t, "", "--", "--to"); code == 0 || !strings.Contains(errs, "open --to: no such file") {
+		t.Errorf("convert -- --to: exit %d, %q", code, errs)
+	}
+}
+
+// Every command has help with examples, and completion scripts are
+// written for bash, zsh and fish.
+func TestHelpAndCompletion(t *testing.T) {
+	for _, cmd := range [][]string{{"convert"}, {"decode"}, {"demo"}, {"dataview", "export"}, {"dataview", "run"}, {"dataview", "inspect"}} {
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"help"}, cmd...), nil, &out, &errb); code != 0 ||
+			!strings.Contains(out.String(), "Examples:") || !strings.Contains(out.String(), "structtensor "+strings.Join(cmd, " ")) {
+			t.Errorf("help %v: exit %d, %q, %q", cmd, code, out.String(), errb.String())
+		}
+	}
+	for shell, want := range map[string]string{"bash": "__start_structtensor", "zsh": "#compdef structtensor", "fish": "complete -c structtensor"} {
+		var out, errb bytes.Buffer
+		if code := run([]string{"completion", shell}, nil, &out, &errb); code != 0 || !strings.Contains(out.String(), want) {
+			t.Errorf("completion %s: exit %d, lacks %q; stderr %q", shell, code, want, errb.String())
+		}
+	}
+	// Formats complete from the same list the command accepts.
+	var out bytes.Buffer
+	if code := run([]string{cobra.ShellCompRequestCmd, "convert", "--to", ""}, nil, &out, &bytes.Buffer{}); code != 0 ||
+		!strings.Contains(out.String(), "parquet\n") || !strings.Contains(out.String(), "spec\n") {
+		t.Errorf("completing convert --to: exit %d, %q", code, out.String())
+	}
+	// No command: the usage, exit 2; an unknown one: exit 2.
+	if code := run(nil, nil, &bytes.Buffer{}, &out); code != 2 {
+		t.Errorf("no command: exit %d", code)
+	}
+	if code := run([]string{"nope"}, nil, &bytes.Buffer{}, &out); code != 2 {
+		t.Errorf("unknown command: exit %d", code)
 	}
 }

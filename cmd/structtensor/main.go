@@ -1,11 +1,17 @@
 // Command structtensor converts structured data (JSON, protobuf records,
-// Arrow, Parquet) to and from StructTensors, and runs the bundled demo.
+// Arrow, Parquet) to and from StructTensors, decodes protobuf and
+// tf.Example records, exports and runs TensorFlow DataViews, and runs the
+// bundled demo.
 //
 // Usage:
 //
 //	structtensor <command> [flags] [args]
 //
-// Run "structtensor help" for the list of commands.
+// Flags may come before or after the arguments ("structtensor convert
+// in.jsonl -o out.parquet --to parquet"); "--" ends the flags. Run
+// "structtensor help" for the list of commands, "structtensor help
+// <command>" for one command's flags and examples, and "structtensor
+// completion bash|zsh|fish" for a shell completion script.
 package main
 
 import (
@@ -13,60 +19,84 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
 )
 
-// command is one subcommand. Each lives in its own file and registers
-// itself from init, so that adding a command touches no shared code.
-type command struct {
-	name    string
-	summary string
-	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) error
-}
+// commandBuilders make the top-level commands. Each command lives in its
+// own file and registers its builder from init, so that adding a command
+// touches no shared code. The tree is built afresh for every command line
+// (run), so that no flag value outlives one run.
+var commandBuilders = map[string]func() *cobra.Command{}
 
-var commands = map[string]command{}
-
-func register(c command) {
-	if _, dup := commands[c.name]; dup {
-		panic("structtensor: command registered twice: " + c.name)
+func register(name string, build func() *cobra.Command) {
+	if _, dup := commandBuilders[name]; dup {
+		panic("structtensor: command registered twice: " + name)
 	}
-	commands[c.name] = c
+	commandBuilders[name] = build
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: structtensor <command> [flags] [args]")
-	fmt.Fprintln(w, "\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
+// newRootCommand builds the command tree.
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "structtensor",
+		Short: "structured data as StructTensors: convert, decode protobuf records, TensorFlow DataViews",
+		Long: `structtensor converts structured data (JSON, JSON lines, Arrow IPC, Parquet)
+to and from StructTensors, decodes serialized protobuf and tf.Example records
+into any of those formats, and exports or runs protobuf decoders as
+TensorFlow SavedModel DataViews.
+
+Flags may come before or after the arguments; "--" ends the flags. An input
+FILE of "-" (or none) is standard input.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	names := make([]string, 0, len(commandBuilders))
+	for n := range commandBuilders {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		root.AddCommand(commandBuilders[n]())
 	}
+	// Flag errors name the command; the usage is one "--help" away.
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())
+	})
+	return root
 }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run executes one command line and returns the process exit code.
+// run executes one command line and returns the process exit code: 0 on
+// success, 2 when no command or an unknown one is given, 1 for any other
+// error, printed as one line "structtensor <command>: <error>".
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stdout)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	c, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "structtensor: unknown command %q\n", args[0])
-		usage(stderr)
+	root := newRootCommand()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if len(args) == 0 {
+		root.SetOut(stderr)
+		root.Help()
 		return 2
 	}
-	if err := c.run(args[1:], stdin, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "structtensor %s: %v\n", c.name, err)
-		return 1
+	cmd, err := root.ExecuteC()
+	switch {
+	case err == nil:
+		return 0
+	case cmd == root && strings.HasPrefix(err.Error(), "unknown command"):
+		fmt.Fprintf(stderr, "structtensor: %v (see structtensor help)\n", err)
+		return 2
 	}
-	return 0
+	name := strings.TrimPrefix(cmd.CommandPath(), "structtensor ")
+	if cmd == root {
+		name = ""
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", strings.TrimSpace("structtensor "+name), err)
+	return 1
 }

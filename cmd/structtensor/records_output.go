@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -58,35 +59,35 @@ func batchError(plan *decode.Plan, b *tfrecord.Batch, tfErr error) error {
 // --to (spec, or one of decodeWriters) and -o, so both commands keep one
 // output contract.
 type recordOutput struct {
-	to   *string
-	path *string
+	to   string
+	path string
 }
 
-func addRecordOutputFlags(fs *flag.FlagSet) recordOutput {
-	return recordOutput{
-		to:   fs.String("to", "json", "output: spec, "+strings.Join(writerNames(), ", ")),
-		path: fs.String("o", "", "write to `FILE` (a regular file is replaced only once complete) instead of standard output"),
-	}
+func addRecordOutputFlags(cmd *cobra.Command) *recordOutput {
+	o := &recordOutput{}
+	choiceFlag(cmd, &o.to, "to", "", "json", "output", append([]string{"spec"}, writerNames()...))
+	outputFlag(cmd, &o.path, "write to `FILE` (a regular file is replaced only once complete) instead of standard output")
+	return o
 }
 
 // isSpec reports whether only the spec is asked for (no records are read).
-func (o recordOutput) isSpec() bool { return *o.to == "spec" }
+func (o *recordOutput) isSpec() bool { return o.to == "spec" }
 
 // check validates --to before any input is read.
-func (o recordOutput) check() error {
+func (o *recordOutput) check() error {
 	if o.isSpec() {
 		return nil
 	}
-	if _, ok := decodeWriters[*o.to]; !ok {
-		return fmt.Errorf("unknown --to %q (want spec, %s)", *o.to, strings.Join(writerNames(), ", "))
+	if _, ok := decodeWriters[o.to]; !ok {
+		return fmt.Errorf("unknown --to %q (want spec, %s)", o.to, strings.Join(writerNames(), ", "))
 	}
 	return nil
 }
 
 // writeSpec writes spec as JSON, the form "convert --to spec" writes and
 // "convert --spec" reads.
-func (o recordOutput) writeSpec(stdout io.Writer, spec structtensor.Spec) error {
-	return writeOutput(*o.path, stdout, func(w io.Writer) error {
+func (o *recordOutput) writeSpec(stdout io.Writer, spec structtensor.Spec) error {
+	return writeOutput(o.path, stdout, func(w io.Writer) error {
 		b, err := structtensor.MarshalSpec(spec)
 		if err != nil {
 			return err
@@ -97,12 +98,12 @@ func (o recordOutput) writeSpec(stdout io.Writer, spec structtensor.Spec) error 
 }
 
 // open opens -o (or stdout) and the --to writer, before any input is read.
-func (o recordOutput) open(stdout io.Writer) (*recordSink, error) {
-	out, err := createOutput(*o.path, stdout)
+func (o *recordOutput) open(stdout io.Writer) (*recordSink, error) {
+	out, err := createOutput(o.path, stdout)
 	if err != nil {
 		return nil, err
 	}
-	return &recordSink{out: out, w: decodeWriters[*o.to](out)}, nil
+	return &recordSink{out: out, w: decodeWriters[o.to](out)}, nil
 }
 
 // recordSink writes decoded batches to the output as they come, so that
