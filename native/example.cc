@@ -56,11 +56,90 @@ struct Slot {
   int32_t next_same_key = -1;
 };
 
-uint64_t hash_key(const uint8_t* p, size_t n) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
-  return h ^ (h >> 29);
+inline uint64_t load_u64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
 }
+
+inline uint64_t load_u32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// KeyWords are two words that, with its length, identify a key of up to
+// 16 bytes exactly (its first and last eight bytes, or a shorter key's
+// bytes in full); a longer key also needs its middle compared. They are
+// read with no load past the key.
+struct KeyWords {
+  uint64_t a, b;
+};
+
+inline KeyWords key_words(const uint8_t* p, size_t n) {
+  if (n >= 8) return {load_u64(p), load_u64(p + n - 8)};
+  if (n >= 4) return {load_u32(p), load_u32(p + n - 4)};
+  if (n > 0) return {uint64_t(p[0]) | uint64_t(p[n / 2]) << 8 | uint64_t(p[n - 1]) << 16, 0};
+  return {0, 0};
+}
+
+// KeyEntry is a planned key in a section's key table.
+struct KeyEntry {
+  KeyWords w{0, 0};
+  uint64_t n = 0;
+  int32_t slot = -1;  // the first slot of the key; -1 for an empty entry
+};
+
+// Buf is a growable array of a plain type whose growth neither
+// initialises nor copies element by element: the output columns, written
+// once per value. Growth doubles, so a chunk reused across batches stops
+// growing after the first.
+template <class T>
+struct Buf {
+  T* p = nullptr;
+  size_t n = 0, cap = 0;
+
+  Buf() = default;
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+  Buf(Buf&& o) noexcept : p(o.p), n(o.n), cap(o.cap) { o.p = nullptr, o.n = o.cap = 0; }
+  ~Buf() { std::free(p); }
+
+  size_t size() const { return n; }
+  const T* data() const { return p; }
+  T back() const { return p[n - 1]; }
+  T operator[](size_t i) const { return p[i]; }
+  void clear() { n = 0; }
+  // reset0 empties the array to the one element 0 (splits, offsets).
+  void reset0() {
+    n = 0;
+    push(T(0));
+  }
+  void truncate(size_t m) {
+    if (m < n) n = m;
+  }
+  // grow appends k elements, uninitialised, and returns the first.
+  inline T* grow(size_t k) {
+    if (__builtin_expect(cap - n < k, 0)) more(k);
+    T* r = p + n;
+    n += k;
+    return r;
+  }
+  inline void push(T v) {
+    if (__builtin_expect(n == cap, 0)) more(1);
+    p[n++] = v;
+  }
+  void append(const T* s, size_t k) {
+    if (k) std::memcpy(grow(k), s, k * sizeof(T));
+  }
+  __attribute__((noinline)) void more(size_t k) {
+    size_t c = std::max<size_t>({cap * 2, n + k, 64});
+    T* q = static_cast<T*>(std::realloc(p, c * sizeof(T)));
+    if (!q) throw std::bad_alloc();
+    p = q;
+    cap = c;
+  }
+};
 
 }  // namespace
 
@@ -77,20 +156,36 @@ struct st_example_plan {
 
   uint32_t kind = 1;  // 1 Example, 2 SequenceExample
   std::vector<Slot> slots;
-  // Per section: open-addressing table of the first slot of each key.
-  std::vector<int32_t> table[2];
+  // Per section: an open-addressing table of the first slot of each key,
+  // hashed with a multiplier chosen when the plan is built so that no two
+  // planned keys share an entry (a perfect hash, when one of the tried
+  // multipliers gives it): a planned key is found at its first probe, an
+  // unknown one at its first empty entry or after a mismatch or two.
+  std::vector<KeyEntry> table[2];
+  uint64_t mult[2] = {0, 0};
+  uint32_t shift[2] = {64, 64};
   uint64_t mask[2] = {0, 0};
 
-  int32_t lookup(uint32_t section, const uint8_t* p, size_t n) const {
-    const std::vector<int32_t>& t = table[section];
-    if (t.empty()) return -1;
-    for (uint64_t i = hash_key(p, n) & mask[section];; i = (i + 1) & mask[section]) {
-      int32_t s = t[i];
-      if (s < 0) return -1;
-      const std::string& k = slots[s].key;
-      if (k.size() == n && (n == 0 || std::memcmp(k.data(), p, n) == 0)) return s;
+  static uint64_t mix(const KeyWords& w, size_t n) { return w.a ^ ((w.b << 29) | (w.b >> 35)) ^ (uint64_t(n) << 56); }
+
+  inline uint64_t home(uint32_t section, const KeyWords& w, size_t n) const {
+    return (mix(w, n) * mult[section]) >> shift[section];
+  }
+
+  inline int32_t lookup(uint32_t section, const uint8_t* p, size_t n) const {
+    const KeyEntry* t = table[section].data();
+    if (!t) return -1;
+    KeyWords w = key_words(p, n);
+    for (uint64_t i = home(section, w, n);; i = (i + 1) & mask[section]) {
+      const KeyEntry& e = t[i];
+      if (e.slot < 0) return -1;
+      if (e.w.a == w.a && e.w.b == w.b && e.n == n &&
+          (n <= 16 || std::memcmp(slots[e.slot].key.data() + 8, p + 8, n - 16) == 0))
+        return e.slot;
     }
   }
+
+  void build_tables();
 };
 
 namespace {
@@ -108,25 +203,46 @@ void set_error(st_error* err, int32_t code, int64_t record, int64_t offset, cons
 
 bool read_varint_slow(const uint8_t*& p, const uint8_t* end, uint64_t* v);
 
-// read_varint reads a varint; one- and two-byte ones (tags, lengths, small
-// values: most of a tf.Example) take the inlined path.
+// varint_word decodes the varint that ends in the first byte of x with
+// its top bit clear (stop: the mask of those bytes' top bits, nonzero):
+// the bytes up to it, seven bits each, squeezed together without a loop.
+// It returns the value and sets *len to its length in bytes.
+inline uint64_t varint_word(uint64_t x, uint64_t stop, size_t* len) {
+  unsigned last = unsigned(__builtin_ctzll(stop));  // 8i+7 for the i-th byte
+  *len = last / 8 + 1;
+  x &= (~uint64_t(0) >> (63 - last)) & 0x7f7f7f7f7f7f7f7full;
+  x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+  x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+  return (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+}
+
+// read_varint reads a varint. A one-byte one (tags, lengths, small
+// values: most of a tf.Example) takes the first branch; one of up to
+// eight bytes with eight bytes left to read is decoded from one load.
 inline __attribute__((always_inline)) bool read_varint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
-  if (__builtin_expect(end - p >= 2, 1)) {
+  if (__builtin_expect(end - p >= 8, 1)) {
     if (p[0] < 0x80) {
       *v = p[0];
       p += 1;
       return true;
     }
-    if (p[1] < 0x80) {
-      *v = uint64_t(p[0] & 0x7f) | (uint64_t(p[1]) << 7);
-      p += 2;
+    uint64_t x = load_u64(p);
+    uint64_t stop = ~x & 0x8080808080808080ull;
+    if (__builtin_expect(stop != 0, 1)) {
+      size_t len;
+      *v = varint_word(x, stop, &len);
+      p += len;
       return true;
     }
+  } else if (p < end && p[0] < 0x80) {
+    *v = p[0];
+    p += 1;
+    return true;
   }
   return read_varint_slow(p, end, v);
 }
 
-bool read_varint_slow(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
+__attribute__((noinline)) bool read_varint_slow(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
   uint64_t r = 0;
   for (int i = 0; i < 10; i++) {
     if (p >= end) return false;
@@ -143,7 +259,7 @@ bool read_varint_slow(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
 
 // read_len reads a length prefix and checks that the bytes it covers lie
 // before end.
-bool read_len(const uint8_t*& p, const uint8_t* end, const uint8_t** start, size_t* n) {
+inline __attribute__((always_inline)) bool read_len(const uint8_t*& p, const uint8_t* end, const uint8_t** start, size_t* n) {
   uint64_t l;
   if (!read_varint(p, end, &l) || l > uint64_t(end - p)) return false;
   *start = p;
@@ -187,9 +303,54 @@ bool skip_field(const uint8_t*& p, const uint8_t* end, uint64_t tag, int depth) 
 }
 
 // read_tag reads a tag and rejects field number 0 and out of range numbers.
-bool read_tag(const uint8_t*& p, const uint8_t* end, uint64_t* tag) {
+inline __attribute__((always_inline)) bool read_tag(const uint8_t*& p, const uint8_t* end, uint64_t* tag) {
   return read_varint(p, end, tag) && (*tag >> 3) != 0 && (*tag >> 3) <= 0x1fffffff &&
          (*tag & 7) != XW_EGROUP && (*tag & 7) <= XW_I32;
+}
+
+// count_varints counts the varints of a packed run by their terminating
+// bytes (top bit clear), eight bytes at a time.
+inline size_t count_varints(const uint8_t* q, size_t n) {
+  size_t k = 0, i = 0;
+  for (; i + 8 <= n; i += 8) k += (((~load_u64(q + i) & 0x8080808080808080ull) >> 7) * 0x0101010101010101ull) >> 56;
+  for (; i < n; i++) k += q[i] < 0x80;
+  return k;
+}
+
+// packed_varints decodes the k varints of the packed run [q, qend) into
+// dst. While eight bytes are readable (before limit), each value of up
+// to eight bytes is decoded from one load with no branch on its length;
+// longer values go through read_varint. On a
+// malformed run it returns false and sets *bad to where.
+inline bool packed_varints(const uint8_t* q, const uint8_t* qend, const uint8_t* limit, size_t k, int64_t* dst,
+                           const uint8_t** bad) {
+  size_t i = 0;
+  // The load may cross qend (not limit, the end of readable memory): a
+  // value found to end past qend is left to read_varint, which fails.
+  while (i < k && limit - q >= 8) {
+    uint64_t x = load_u64(q);
+    uint64_t stop = ~x & 0x8080808080808080ull;
+    if (__builtin_expect(stop == 0, 0)) break;
+    size_t len;
+    uint64_t v = varint_word(x, stop, &len);
+    if (__builtin_expect(len > size_t(qend - q), 0)) break;
+    dst[i++] = int64_t(v);
+    q += len;
+  }
+  for (; i < k; i++) {
+    const uint8_t* at = q;
+    uint64_t v;
+    if (!read_varint(q, qend, &v)) {
+      *bad = at;
+      return false;
+    }
+    dst[i] = int64_t(v);
+  }
+  if (q != qend) {
+    *bad = q;
+    return false;
+  }
+  return true;
 }
 
 const char* kind_name(int k) {
@@ -203,12 +364,22 @@ const char* kind_name(int k) {
 
 // SlotOut is one slot's output in one chunk. Splits start at 0.
 struct SlotOut {
-  std::vector<int64_t> i64;
-  std::vector<float> f32;
-  std::vector<uint8_t> bytes;
-  std::vector<int64_t> offs{0};
-  std::vector<int64_t> splits0{0};
-  std::vector<int64_t> splits1{0};
+  Buf<int64_t> i64;
+  Buf<float> f32;
+  Buf<uint8_t> bytes;
+  Buf<int64_t> offs;
+  Buf<int64_t> splits0;
+  Buf<int64_t> splits1;
+
+  SlotOut() { reset(); }
+  void reset() {
+    i64.clear();
+    f32.clear();
+    bytes.clear();
+    offs.reset0();
+    splits0.reset0();
+    splits1.reset0();
+  }
 
   int64_t length(int32_t dtype) const {
     switch (dtype) {
@@ -242,7 +413,9 @@ struct Chunk {
   bool failed = false;
   // The record being decoded, for error offsets.
   int64_t rec = 0;
+  int64_t first_rec = 0;  // the chunk's first record
   const uint8_t* rec_start = nullptr;
+  const uint8_t* rec_end = nullptr;  // the record's end: readable memory
 
   bool fail(int32_t code, const uint8_t* at, const char* fmt, ...) {
     failed = true;
@@ -263,6 +436,13 @@ struct Chunk {
   // walk_map reads the entries of a map<string, Feature> (Features) or
   // map<string, FeatureList> (FeatureLists) message and remembers, for
   // each planned key, the value of its last entry.
+  //
+  // Direct (the first try at a record) also appends the values of a
+  // feature (not a feature list) as soon as its entry is read: an entry
+  // of a key seen before in the record takes back the values of the
+  // earlier one first. A bad value stops the walk; record then starts
+  // over the exact way.
+  template <bool Direct>
   bool walk_map(const uint8_t* p, const uint8_t* end, uint32_t section, const char* what) {
     while (p < end) {
       const uint8_t* at = p;
@@ -280,6 +460,20 @@ struct Chunk {
       size_t key_n = 0;
       Span value;  // an absent value is an empty message
       value.p = e;
+      // The form serializers write: the key (shorter than 128 bytes),
+      // then the value, nothing else. Any other form takes the loop.
+      if (__builtin_expect(n >= 4 && e[0] == ((1u << 3) | XW_LEN) && e[1] < 0x80 && size_t(e[1]) + 4 <= n, 1) &&
+          e[2 + e[1]] == ((2u << 3) | XW_LEN)) {
+        const uint8_t* v = e + 3 + e[1];
+        uint64_t vn;
+        if (read_varint(v, eend, &vn) && vn == uint64_t(eend - v)) {
+          key = e + 2;
+          key_n = e[1];
+          value.p = v;
+          value.n = size_t(vn);
+          e = eend;
+        }
+      }
       while (e < eend) {
         const uint8_t* eat = e;
         if (!read_tag(e, eend, &tag)) return malformed(eat, "map entry");
@@ -299,6 +493,13 @@ struct Chunk {
         // (TensorFlow's SequenceExample parser does not: there an empty
         // Feature of a dense context feature has no values, an error.)
         if (plan->kind == 1 && section == XS_FEATURES && value.n == 0 && plan->slots[s].mode != XM_LIST) continue;
+        if (Direct && section == XS_FEATURES) {
+          if (state[s].gen == rec) rollback_slot(s);
+          state[s].gen = rec;
+          state[s].value = value;
+          if (!emit(s)) return false;
+          continue;
+        }
         state[s].gen = rec;
         state[s].value = value;
       }
@@ -306,6 +507,7 @@ struct Chunk {
     return true;
   }
 
+  template <bool Direct>
   bool walk_record(const uint8_t* p, const uint8_t* end) {
     while (p < end) {
       const uint8_t* at = p;
@@ -315,10 +517,10 @@ struct Chunk {
       size_t n;
       if (tag == ((1u << 3) | XW_LEN)) {
         if (!read_len(p, end, &m, &n)) return malformed(at, "record");
-        if (!walk_map(m, m + n, XS_FEATURES, plan->kind == 1 ? "features" : "context")) return false;
+        if (!walk_map<Direct>(m, m + n, XS_FEATURES, plan->kind == 1 ? "features" : "context")) return false;
       } else if (plan->kind == 2 && tag == ((2u << 3) | XW_LEN)) {
         if (!read_len(p, end, &m, &n)) return malformed(at, "record");
-        if (!walk_map(m, m + n, XS_FEATURE_LISTS, "feature_lists")) return false;
+        if (!walk_map<Direct>(m, m + n, XS_FEATURE_LISTS, "feature_lists")) return false;
       } else if (!skip_field(p, end, tag, 0)) {
         return malformed(at, "record");
       }
@@ -332,6 +534,20 @@ struct Chunk {
     *kind = K_NONE;
     const uint8_t* p = f.p;
     const uint8_t* end = f.p + f.n;
+    // The form serializers write: one list, nothing else.
+    if (__builtin_expect(f.n >= 2, 1)) {
+      uint8_t t = p[0];
+      if (t == ((1u << 3) | XW_LEN) || t == ((2u << 3) | XW_LEN) || t == ((3u << 3) | XW_LEN)) {
+        const uint8_t* q = p + 1;
+        uint64_t l;
+        if (read_varint(q, end, &l) && l == uint64_t(end - q)) {
+          *kind = int(t >> 3);
+          *list = q;
+          *list_n = size_t(l);
+          return true;
+        }
+      }
+    }
     while (p < end) {
       const uint8_t* at = p;
       uint64_t tag;
@@ -352,6 +568,30 @@ struct Chunk {
   // to o and adds their number to *count.
   bool append_values(const Slot& s, SlotOut& o, const uint8_t* p, size_t n, uint64_t* count) {
     const uint8_t* end = p + n;
+    // The form serializers write for numbers: one packed run, nothing
+    // else.
+    if (s.kind != K_BYTES && n >= 2 && p[0] == ((1u << 3) | XW_LEN)) {
+      const uint8_t* q = p + 1;
+      uint64_t qn;
+      if (read_varint(q, end, &qn) && qn == uint64_t(end - q)) {
+        if (s.kind == K_FLOAT) {
+          if (qn % 4 == 0) {
+            o.f32.append(reinterpret_cast<const float*>(q), qn / 4);
+            *count += qn / 4;
+            return true;
+          }
+        } else {
+          size_t k = count_varints(q, qn);
+          size_t base = o.i64.size();
+          const uint8_t* bad = nullptr;
+          if (packed_varints(q, end, rec_end, k, o.i64.grow(k), &bad)) {
+            *count += k;
+            return true;
+          }
+          o.i64.truncate(base);
+        }
+      }
+    }
     while (p < end) {
       const uint8_t* at = p;
       uint64_t tag;
@@ -367,31 +607,18 @@ struct Chunk {
           if (wt == XW_VARINT) {
             uint64_t v;
             if (!read_varint(p, end, &v)) return fail(ST_ERR_MALFORMED, at, "feature \"%s\": malformed int64_list", s.key.c_str());
-            o.i64.push_back(int64_t(v));
+            o.i64.push(int64_t(v));
             ++*count;
           } else if (wt == XW_LEN) {
             const uint8_t* q;
             size_t qn;
             if (!read_len(p, end, &q, &qn)) return fail(ST_ERR_MALFORMED, at, "feature \"%s\": malformed int64_list", s.key.c_str());
-            const uint8_t* qend = q + qn;
-            // A varint ends in a byte below 0x80: counting them sizes the run.
-            size_t k = 0;
-            for (size_t i = 0; i < qn; i++) k += q[i] < 0x80;
+            size_t k = count_varints(q, qn);
             size_t base = o.i64.size();
-            o.i64.resize(base + k);
-            int64_t* dst = o.i64.data() + base;
-            for (size_t i = 0; i < k; i++) {
-              uint64_t v;
-              const uint8_t* vat = q;
-              if (!read_varint(q, qend, &v)) {
-                o.i64.resize(base);
-                return fail(ST_ERR_MALFORMED, vat, "feature \"%s\": malformed packed int64_list", s.key.c_str());
-              }
-              dst[i] = int64_t(v);
-            }
-            if (q != qend) {
-              o.i64.resize(base);
-              return fail(ST_ERR_MALFORMED, q, "feature \"%s\": malformed packed int64_list", s.key.c_str());
+            const uint8_t* bad = nullptr;
+            if (!packed_varints(q, q + qn, rec_end, k, o.i64.grow(k), &bad)) {
+              o.i64.truncate(base);
+              return fail(ST_ERR_MALFORMED, bad, "feature \"%s\": malformed packed int64_list", s.key.c_str());
             }
             *count += k;
           } else {
@@ -404,16 +631,14 @@ struct Chunk {
             float f;
             std::memcpy(&f, p, 4);
             p += 4;
-            o.f32.push_back(f);
+            o.f32.push(f);
             ++*count;
           } else if (wt == XW_LEN) {
             const uint8_t* q;
             size_t qn;
             if (!read_len(p, end, &q, &qn) || qn % 4 != 0)
               return fail(ST_ERR_MALFORMED, at, "feature \"%s\": malformed packed float_list", s.key.c_str());
-            size_t base = o.f32.size();
-            o.f32.resize(base + qn / 4);
-            if (qn) std::memcpy(o.f32.data() + base, q, qn);
+            o.f32.append(reinterpret_cast<const float*>(q), qn / 4);
             *count += qn / 4;
           } else {
             return fail(ST_ERR_MALFORMED, at, "feature \"%s\": float_list value with wire type %u", s.key.c_str(), wt);
@@ -424,8 +649,8 @@ struct Chunk {
           const uint8_t* q;
           size_t qn;
           if (!read_len(p, end, &q, &qn)) return fail(ST_ERR_MALFORMED, at, "feature \"%s\": malformed bytes_list", s.key.c_str());
-          o.bytes.insert(o.bytes.end(), q, q + qn);
-          o.offs.push_back(int64_t(o.bytes.size()));
+          o.bytes.append(q, qn);
+          o.offs.push(int64_t(o.bytes.size()));
           ++*count;
           break;
         }
@@ -436,12 +661,12 @@ struct Chunk {
 
   void append_default(const Slot& s, SlotOut& o) {
     switch (s.dtype) {
-      case ST_INT64: o.i64.insert(o.i64.end(), s.def_i64.begin(), s.def_i64.end()); break;
-      case ST_FLOAT32: o.f32.insert(o.f32.end(), s.def_f32.begin(), s.def_f32.end()); break;
+      case ST_INT64: o.i64.append(s.def_i64.data(), s.def_i64.size()); break;
+      case ST_FLOAT32: o.f32.append(s.def_f32.data(), s.def_f32.size()); break;
       default: {
         int64_t base = int64_t(o.bytes.size());
-        o.bytes.insert(o.bytes.end(), s.def_bytes.begin(), s.def_bytes.end());
-        for (size_t i = 1; i < s.def_offs.size(); i++) o.offs.push_back(base + s.def_offs[i]);
+        o.bytes.append(s.def_bytes.data(), s.def_bytes.size());
+        for (size_t i = 1; i < s.def_offs.size(); i++) o.offs.push(base + s.def_offs[i]);
       }
     }
   }
@@ -509,10 +734,10 @@ struct Chunk {
       if (s.mode == XM_FIXED && count != s.count)
         return fail(ST_ERR_FEATURE_SHAPE, f.p, "feature list \"%s\", step %lld: %llu values, its shape holds %llu",
                     s.key.c_str(), (long long)steps, (unsigned long long)count, (unsigned long long)s.count);
-      if (s.mode == XM_LIST) o.splits1.push_back(o.length(s.dtype));
+      if (s.mode == XM_LIST) o.splits1.push(o.length(s.dtype));
       steps++;
     }
-    o.splits0.push_back(o.splits0.back() + steps);
+    o.splits0.push(o.splits0.back() + steps);
     return true;
   }
 
@@ -527,7 +752,7 @@ struct Chunk {
       if (s.mode == XM_FIXED) {
         // Present with values: emit checked the count. Absent or holding
         // no list: the default.
-        if (st.present) return true;
+        if (seen && st.present) return true;
         if (seen && plan->kind == 2 && s.count != 0)
           return fail(ST_ERR_FEATURE_SHAPE, st.value.p, "feature \"%s\": no values, its shape holds %llu", s.key.c_str(),
                       (unsigned long long)s.count);
@@ -537,13 +762,13 @@ struct Chunk {
         append_default(s, o);
         return true;
       }
-      o.splits0.push_back(o.length(s.dtype));
+      o.splits0.push(o.length(s.dtype));
       return true;
     }
     if (!seen) {
       if (s.flags & XF_REQUIRED_LIST)
         return fail(ST_ERR_FEATURE_MISSING, nullptr, "feature list \"%s\": required but missing", s.key.c_str());
-      o.splits0.push_back(o.splits0.back());
+      o.splits0.push(o.splits0.back());
     }
     return true;
   }
@@ -555,11 +780,62 @@ struct Chunk {
   bool record(int64_t index, const uint8_t* p, size_t n) {
     rec = index;
     rec_start = p;
-    if (!walk_record(p, p + n)) return false;
+    rec_end = p + n;
+    // The first try: features appended during the walk, then each slot
+    // closed (defaults, missing features, row splits; feature lists
+    // appended) in one loop.
+    if (walk_record<true>(p, p + n)) {
+      const int32_t nslots = int32_t(plan->slots.size());
+      int32_t i = 0;
+      for (; i < nslots; i++) {
+        if (plan->slots[i].section == XS_FEATURE_LISTS && !emit(i)) break;
+        if (!finish(i)) break;
+      }
+      if (__builtin_expect(i == nslots, 1)) return true;
+    }
+    // A bad record, or one whose bad values a later entry of their key
+    // overrides: take back its values and decode it again in
+    // TensorFlow's order, to report the error TensorFlow reports.
+    failed = false;
+    for (size_t s = 0; s < plan->slots.size(); s++) {
+      rollback_slot(int32_t(s));
+      state[s] = SlotState{};
+    }
+    if (!walk_record<false>(p, p + n)) return false;
     // Slots come context first (section 0), then feature lists.
     size_t split = 0;
     while (split < plan->slots.size() && plan->slots[split].section == XS_FEATURES) split++;
     return section(0, split) && section(split, plan->slots.size());
+  }
+
+  // rollback_slot takes back whatever slot si holds of the record being
+  // decoded: its outputs return to their length at the record's start,
+  // which the records before it determine.
+  void rollback_slot(int32_t si) {
+    const Slot& s = plan->slots[si];
+    SlotOut& o = out[si];
+    const size_t done = size_t(rec - first_rec);  // records of the chunk before this one
+    size_t values;
+    if (s.section == XS_FEATURES && s.mode == XM_FIXED) {
+      values = done * s.count;
+    } else {
+      o.splits0.truncate(done + 1);
+      if (s.section == XS_FEATURES) {
+        values = size_t(o.splits0.back());
+      } else if (s.mode == XM_LIST) {
+        o.splits1.truncate(size_t(o.splits0.back()) + 1);
+        values = size_t(o.splits1.back());
+      } else {
+        values = size_t(o.splits0.back()) * s.count;
+      }
+    }
+    switch (s.dtype) {
+      case ST_INT64: o.i64.truncate(values); break;
+      case ST_FLOAT32: o.f32.truncate(values); break;
+      default:
+        o.offs.truncate(values + 1);
+        o.bytes.truncate(size_t(o.offs.back()));
+    }
   }
 
   bool section(size_t lo, size_t hi) {
@@ -669,28 +945,7 @@ st_example_plan* st_example_plan_new(const uint8_t* data, size_t len, st_error* 
       }
     }
     if (p != end) return bad("trailing bytes");
-    for (uint32_t sec = 0; sec < 2; sec++) {
-      size_t cap = 4;
-      while (cap < 2 * nslots) cap *= 2;
-      plan->table[sec].assign(cap, -1);
-      plan->mask[sec] = cap - 1;
-    }
-    for (uint64_t i = 0; i < nslots; i++) {
-      Slot& s = plan->slots[i];
-      const uint8_t* k = reinterpret_cast<const uint8_t*>(s.key.data());
-      int32_t first = plan->lookup(s.section, k, s.key.size());
-      if (first >= 0) {
-        int32_t last = first;
-        while (plan->slots[last].next_same_key >= 0) last = plan->slots[last].next_same_key;
-        plan->slots[last].next_same_key = int32_t(i);
-        continue;
-      }
-      std::vector<int32_t>& t = plan->table[s.section];
-      uint64_t m = plan->mask[s.section];
-      uint64_t j = hash_key(k, s.key.size()) & m;
-      while (t[j] >= 0) j = (j + 1) & m;
-      t[j] = int32_t(i);
-    }
+    plan->build_tables();
     return plan.release();
   } catch (...) {
     set_error(err, ST_ERR_INTERNAL, -1, -1, "out of memory");
@@ -701,6 +956,60 @@ st_example_plan* st_example_plan_new(const uint8_t* data, size_t len, st_error* 
 void st_example_plan_free(st_example_plan* plan) { delete plan; }
 
 }  // extern "C"
+
+void st_example_plan::build_tables() {
+  // Multipliers to try (odd, bits spread), then the last one with probing.
+  static const uint64_t kMults[] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
+                                    0xd6e8feb86659fd93ull, 0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull,
+                                    0x87c37b91114253d5ull, 0x4cf5ad432745937full, 0xa0761d6478bd642full,
+                                    0xe7037ed1a0b428dbull, 0x8ebc6af09c88c6e3ull, 0x589965cc75374cc3ull};
+  for (uint32_t sec = 0; sec < 2; sec++) {
+    // The first slot of each distinct key; later slots of a key chain on.
+    std::vector<int32_t> firsts;
+    for (size_t i = 0; i < slots.size(); i++) {
+      if (slots[i].section != sec) continue;
+      int32_t first = -1;
+      for (int32_t f : firsts)
+        if (slots[f].key == slots[i].key) first = f;
+      if (first < 0) {
+        firsts.push_back(int32_t(i));
+        continue;
+      }
+      while (slots[first].next_same_key >= 0) first = slots[first].next_same_key;
+      slots[first].next_same_key = int32_t(i);
+    }
+    if (firsts.empty()) continue;
+    uint32_t bits = 2;
+    while ((size_t(1) << bits) < 2 * firsts.size()) bits++;
+    std::vector<KeyWords> words;
+    for (int32_t f : firsts) words.push_back(key_words(reinterpret_cast<const uint8_t*>(slots[f].key.data()), slots[f].key.size()));
+    bool perfect = false;
+    for (uint32_t grow = 0; grow < 3 && !perfect; grow++, bits++) {
+      for (uint64_t m : kMults) {
+        mult[sec] = m;
+        shift[sec] = 64 - bits;
+        std::vector<bool> used(size_t(1) << bits);
+        perfect = true;
+        for (size_t i = 0; i < firsts.size() && perfect; i++) {
+          uint64_t h = home(sec, words[i], slots[firsts[i]].key.size());
+          perfect = !used[h];
+          used[h] = true;
+        }
+        if (perfect) break;
+      }
+      if (perfect) break;
+    }
+    if (!perfect) bits--;  // the loop stepped past the last size tried
+    shift[sec] = 64 - bits;
+    mask[sec] = (uint64_t(1) << bits) - 1;
+    table[sec].assign(size_t(1) << bits, KeyEntry{});
+    for (size_t i = 0; i < firsts.size(); i++) {
+      uint64_t j = home(sec, words[i], slots[firsts[i]].key.size());
+      while (table[sec][j].slot >= 0) j = (j + 1) & mask[sec];
+      table[sec][j] = KeyEntry{words[i], slots[firsts[i]].key.size(), firsts[i]};
+    }
+  }
+}
 
 st_example_plan::~st_example_plan() {
   for (Chunk* c : pool) delete c;
@@ -728,14 +1037,7 @@ std::unique_ptr<Chunk> take_chunk(const st_example_plan* plan) {
     c->state.resize(plan->slots.size());
     return std::unique_ptr<Chunk>(c);
   }
-  for (SlotOut& o : c->out) {
-    o.i64.clear();
-    o.f32.clear();
-    o.bytes.clear();
-    o.offs.assign(1, 0);
-    o.splits0.assign(1, 0);
-    o.splits1.assign(1, 0);
-  }
+  for (SlotOut& o : c->out) o.reset();
   for (SlotState& st : c->state) st = SlotState{};
   c->failed = false;
   c->err = st_error{};
@@ -789,6 +1091,7 @@ st_example_result* decode_batch(const st_example_plan* plan, int64_t n, const st
     auto work = [&](int64_t c) {
       Chunk& ch = *res->chunks[c];
       try {
+        ch.first_rec = bounds[c];
         for (int64_t i = bounds[c]; i < bounds[c + 1]; i++) {
           if (cancel && (i & 63) == 0 && *cancel) {
             ch.failed = true;
@@ -942,7 +1245,7 @@ int32_t st_example_result_copy_string_offsets(const st_example_result* r, int64_
   size_t k = 0;
   dst[k++] = 0;
   for (auto& ch : r->chunks) {
-    const std::vector<int64_t>& offs = ch->out[slot].offs;
+    const Buf<int64_t>& offs = ch->out[slot].offs;
     for (size_t i = 1; i < offs.size(); i++) dst[k++] = base + offs[i];
     base += offs.back();
   }
@@ -972,7 +1275,7 @@ int32_t st_example_result_copy_splits(const st_example_result* r, int64_t slot, 
   size_t k = 0;
   dst[k++] = 0;
   for (auto& ch : r->chunks) {
-    const std::vector<int64_t>& sp = level == 0 ? ch->out[slot].splits0 : ch->out[slot].splits1;
+    const Buf<int64_t>& sp = level == 0 ? ch->out[slot].splits0 : ch->out[slot].splits1;
     for (size_t i = 1; i < sp.size(); i++) dst[k++] = base + sp[i];
     base += sp.back();
   }

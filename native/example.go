@@ -107,7 +107,8 @@ func (p *ExamplePlan) DecodeContiguous(ctx context.Context, data []byte, offsets
 
 // copyExampleResult copies every slot of r into Go memory (one memcpy
 // per slot output and chunk, done by the engine into Go slices that are
-// only written during the call).
+// only written during the call). The slices are not cleared first: the
+// copies write every element.
 func copyExampleResult(r *C.st_example_result, dtypes []uint8) ([]SlotOutput, error) {
 	out := make([]SlotOutput, len(dtypes))
 	fail := func(code C.int32_t) error {
@@ -124,23 +125,23 @@ func copyExampleResult(r *C.st_example_result, dtypes []uint8) ([]SlotOutput, er
 		var dst unsafe.Pointer
 		switch dt {
 		case 3: // Int64
-			v := make([]int64, n)
+			v := makeUncleared[int64](n)
 			o.Values = v
 			if n > 0 {
 				dst = unsafe.Pointer(&v[0])
 			}
 		case 6: // Float32
-			v := make([]float32, n)
+			v := makeUncleared[float32](n)
 			o.Values = v
 			if n > 0 {
 				dst = unsafe.Pointer(&v[0])
 			}
 		default: // String
-			o.Bytes = make([]byte, nb)
+			o.Bytes = makeUncleared[byte](nb)
 			if nb > 0 {
 				dst = unsafe.Pointer(&o.Bytes[0])
 			}
-			o.Offsets = make([]int64, n+1)
+			o.Offsets = makeUncleared[int64](n + 1)
 			if c := C.st_example_result_copy_string_offsets(r, cs, (*C.int64_t)(unsafe.Pointer(&o.Offsets[0])), C.size_t(n+1)); c != 0 {
 				return nil, fail(c)
 			}
@@ -153,7 +154,7 @@ func copyExampleResult(r *C.st_example_result, dtypes []uint8) ([]SlotOutput, er
 			if k == 0 {
 				continue
 			}
-			*sp = make([]int64, k)
+			*sp = makeUncleared[int64](k)
 			if c := C.st_example_result_copy_splits(r, cs, C.int32_t(level), (*C.int64_t)(unsafe.Pointer(&(*sp)[0])), C.size_t(k)); c != 0 {
 				return nil, fail(c)
 			}
