@@ -130,7 +130,7 @@ func (fn *decodeFn) Teardown() {
 }
 
 func (fn *decodeFn) ProcessElement(ctx context.Context, b RecordBatch, emit func(Rows)) error {
-	t, err := fn.plan.DecodeContiguousContext(ctx, b.Data, b.Offsets, decode.WithThreads(fn.Threads))
+	t, err := fn.plan.DecodeContiguousContext(ctx, b.Data, b.Offsets, decode.DecodeOptions{Threads: fn.Threads})
 	if err != nil {
 		return decodeError(b, err)
 	}
@@ -142,7 +142,7 @@ type decodeDeadLetterFn struct{ decodeFn }
 
 func (fn *decodeDeadLetterFn) ProcessElement(ctx context.Context, b RecordBatch, emit func(Rows), bad func(BadRecord)) error {
 	for b.Len() > 0 {
-		t, err := fn.plan.DecodeContiguousContext(ctx, b.Data, b.Offsets, decode.WithThreads(fn.Threads))
+		t, err := fn.plan.DecodeContiguousContext(ctx, b.Data, b.Offsets, decode.DecodeOptions{Threads: fn.Threads})
 		if err == nil {
 			emit(Rows{File: b.File, Positions: b.Positions, Tensor: t})
 			return nil
@@ -154,7 +154,7 @@ func (fn *decodeDeadLetterFn) ProcessElement(ctx context.Context, b RecordBatch,
 		k := int(re.Record)
 		if k > 0 {
 			// The records before the bad one decode: emit them as a batch.
-			t, err := fn.plan.DecodeContiguousContext(ctx, b.Data, b.Offsets[:k+1], decode.WithThreads(fn.Threads))
+			t, err := fn.plan.DecodeContiguousContext(ctx, b.Data, b.Offsets[:k+1], decode.DecodeOptions{Threads: fn.Threads})
 			if err != nil {
 				return decodeError(b, err)
 			}

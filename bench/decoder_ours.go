@@ -58,7 +58,7 @@ func decodeInBatches(plan *decode.Plan, ds *dataset, size int64, use func(*struc
 		for hi < n && ds.offsets[hi+1]-ds.offsets[lo] <= size {
 			hi++
 		}
-		st, err := plan.DecodeContiguous(ds.data, ds.offsets[lo:hi+1], decode.WithThreads(1))
+		st, err := plan.DecodeContiguous(ds.data, ds.offsets[lo:hi+1], decode.DecodeOptions{Threads: 1})
 		if err != nil {
 			return fmt.Errorf("records %d to %d: %w", lo, hi, err)
 		}
@@ -74,7 +74,7 @@ func prepareOurs(e *env, ds *dataset, threads int) (decodeFunc, error) {
 		return nil, err
 	}
 	return func() (*structtensor.StructTensor, error) {
-		return plan.DecodeContiguous(ds.data, ds.offsets, decode.WithThreads(threads))
+		return plan.DecodeContiguous(ds.data, ds.offsets, decode.DecodeOptions{Threads: threads})
 	}, nil
 }
 

@@ -28,7 +28,7 @@ func BenchmarkDecodeOp(b *testing.B) {
 	b.Run("go", func(b *testing.B) {
 		b.SetBytes(size)
 		for i := 0; i < b.N; i++ {
-			if _, err := plan.Decode(records, decode.WithThreads(1)); err != nil {
+			if _, err := plan.Decode(records, decode.DecodeOptions{Threads: 1}); err != nil {
 				b.Fatal(err)
 			}
 		}

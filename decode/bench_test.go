@@ -194,7 +194,7 @@ func BenchmarkDecode(b *testing.B) {
 				runtime.GC() // the datasets' construction garbage is not the decoder's
 				cpu0 := cpuTime()
 				for b.Loop() {
-					if _, err := plan.Decode(ds.records, WithThreads(threads.n)); err != nil {
+					if _, err := plan.Decode(ds.records, DecodeOptions{Threads: threads.n}); err != nil {
 						b.Fatal(err)
 					}
 				}

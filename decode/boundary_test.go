@@ -47,7 +47,7 @@ func TestContiguousBogusOffsets(t *testing.T) {
 		bad := append([]int64(nil), offsets...)
 		c.edit(bad)
 		for _, threads := range []int{1, 3} {
-			_, err := plan.DecodeContiguous(data, bad, WithThreads(threads))
+			_, err := plan.DecodeContiguous(data, bad, DecodeOptions{Threads: threads})
 			if !errors.Is(err, ErrInput) {
 				t.Fatalf("%s (%d threads): err = %v, want ErrInput", c.name, threads, err)
 			}
@@ -67,7 +67,7 @@ func TestLentBufferNotPinnedBySmallResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, offsets := contiguous(ds.records)
-	if _, err := plan.DecodeContiguous(data, offsets, WithThreads(1)); err != nil {
+	if _, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: 1}); err != nil {
 		t.Fatal(err)
 	}
 	// As many bytes, in four records of unknown fields only (field 999,
@@ -80,10 +80,10 @@ func TestLentBufferNotPinnedBySmallResult(t *testing.T) {
 	for _, threads := range []int{1, 2} {
 		// The buffers lent to the dense batch's successor are about as
 		// large as the dense batch's output.
-		if _, err := plan.DecodeContiguous(data, offsets, WithThreads(1)); err != nil {
+		if _, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: 1}); err != nil {
 			t.Fatal(err)
 		}
-		st, err := plan.Decode(sparse, WithThreads(threads))
+		st, err := plan.Decode(sparse, DecodeOptions{Threads: threads})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,14 +168,14 @@ func FuzzDecodeContiguous(f *testing.F) {
 		}
 		for _, p := range plans {
 			for _, threads := range []int{1, 3} {
-				st, err := p.DecodeContiguous(data, offsets, WithThreads(threads))
+				st, err := p.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
 				if !valid {
 					if !errors.Is(err, ErrInput) {
 						t.Fatalf("%s: offsets %v over %d bytes: err = %v, want ErrInput", p.Message(), offsets, len(data), err)
 					}
 					continue
 				}
-				want, werr := p.Decode(records, WithThreads(1))
+				want, werr := p.Decode(records, DecodeOptions{Threads: 1})
 				if (err == nil) != (werr == nil) {
 					t.Fatalf("%s (%d threads): DecodeContiguous: %v, Decode: %v", p.Message(), threads, err, werr)
 				}
@@ -205,7 +205,7 @@ func TestPlanPoolBytes(t *testing.T) {
 	}
 	// Small batches lend nothing, so their buffers go back to the pool.
 	for i := 0; i+8 <= len(ds.records); i += 8 {
-		if _, err := plan.Decode(ds.records[i:i+8], WithThreads(1)); err != nil {
+		if _, err := plan.Decode(ds.records[i:i+8], DecodeOptions{Threads: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,35 +15,46 @@ import (
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
-// DecodeOption configures one decode call.
-type DecodeOption func(*native.Options)
-
-// WithThreads sets the number of threads a decode may use: 1 decodes
-// serially on the calling thread, 0 (the default) uses every core. Small
-// batches are decoded serially whatever the setting; the output is the
-// same either way.
-func WithThreads(n int) DecodeOption {
-	return func(o *native.Options) { o.Threads = n }
+// DecodeOptions configure one decode call. The zero value is the default:
+// every core, output identical to a serial decode.
+//
+// Like every configurable call of this module, a decode takes its options
+// as one struct whose zero value means the defaults; where most calls need
+// none it is a trailing variadic parameter, and at most one may be passed.
+type DecodeOptions struct {
+	// Threads is the number of threads a decode may use: 1 decodes
+	// serially on the calling thread, 0 (or less) uses every core. Small batches are
+	// decoded serially whatever the setting; the output is the same either
+	// way.
+	Threads int
 }
 
-func options(opts []DecodeOption) native.Options {
-	var o native.Options
-	for _, f := range opts {
-		f(&o)
+// engineOptions returns the engine's options for the at most one opts.
+func engineOptions(opts []DecodeOptions) (native.Options, error) {
+	switch len(opts) {
+	case 0:
+		return native.Options{}, nil
+	case 1:
+		return native.Options{Threads: opts[0].Threads}, nil
+	default:
+		return native.Options{}, fmt.Errorf("%w: %d DecodeOptions given, at most one", ErrInput, len(opts))
 	}
-	return o
 }
 
 // Decode decodes a batch of serialized records into a rank-1 StructTensor
 // of shape [len(records)].
-func (p *Plan) Decode(records [][]byte, opts ...DecodeOption) (*structtensor.StructTensor, error) {
+func (p *Plan) Decode(records [][]byte, opts ...DecodeOptions) (*structtensor.StructTensor, error) {
 	return p.DecodeContext(context.Background(), records, opts...)
 }
 
 // DecodeContext is Decode with a context: when ctx is done the engine
 // stops within a few records and the context's error is returned.
-func (p *Plan) DecodeContext(ctx context.Context, records [][]byte, opts ...DecodeOption) (*structtensor.StructTensor, error) {
-	res, err := p.native.Decode(ctx, records, options(opts))
+func (p *Plan) DecodeContext(ctx context.Context, records [][]byte, opts ...DecodeOptions) (*structtensor.StructTensor, error) {
+	o, err := engineOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.native.Decode(ctx, records, o)
 	if err != nil {
 		return nil, p.wrap(ctx, err)
 	}
@@ -54,16 +65,20 @@ func (p *Plan) DecodeContext(ctx context.Context, records [][]byte, opts ...Deco
 // DecodeContiguous decodes the records data[offsets[i]:offsets[i+1]] for i
 // in [0, len(offsets)-1): the layout of an Arrow binary array or of a
 // buffer of TFRecord payloads, read in place without copying.
-func (p *Plan) DecodeContiguous(data []byte, offsets []int64, opts ...DecodeOption) (*structtensor.StructTensor, error) {
+func (p *Plan) DecodeContiguous(data []byte, offsets []int64, opts ...DecodeOptions) (*structtensor.StructTensor, error) {
 	return p.DecodeContiguousContext(context.Background(), data, offsets, opts...)
 }
 
 // DecodeContiguousContext is DecodeContiguous with a context.
-func (p *Plan) DecodeContiguousContext(ctx context.Context, data []byte, offsets []int64, opts ...DecodeOption) (*structtensor.StructTensor, error) {
+func (p *Plan) DecodeContiguousContext(ctx context.Context, data []byte, offsets []int64, opts ...DecodeOptions) (*structtensor.StructTensor, error) {
 	if len(offsets) == 0 {
 		return nil, fmt.Errorf("%w: offsets are empty (want one more than the number of records)", ErrInput)
 	}
-	res, err := p.native.DecodeContiguous(ctx, data, offsets, options(opts))
+	o, err := engineOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.native.DecodeContiguous(ctx, data, offsets, o)
 	if err != nil {
 		return nil, p.wrap(ctx, err)
 	}

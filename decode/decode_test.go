@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"errors"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -49,5 +50,29 @@ func TestDecodeMatchesReference(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestDecodeOptions checks that the options change nothing in the output
+// and that more than one DecodeOptions is refused.
+func TestDecodeOptions(t *testing.T) {
+	d := testDescriptors(t)
+	plan, err := Compile(d, "structtensor.testdata.proto3.Proto3Msg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := [][]byte{{}, {}, {}}
+	want, err := plan.Decode(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []DecodeOptions{{}, {Threads: 1}, {Threads: 2}, {Threads: -1}} {
+		got, err := plan.Decode(records, o)
+		if err != nil || !structtensor.Equal(got, want) {
+			t.Errorf("%+v: %v, %v", o, got, err)
+		}
+	}
+	if _, err := plan.Decode(records, DecodeOptions{}, DecodeOptions{}); !errors.Is(err, ErrInput) {
+		t.Errorf("two DecodeOptions: %v, want ErrInput", err)
 	}
 }

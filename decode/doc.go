@@ -111,7 +111,7 @@
 // each record, appending every value straight into its column at its
 // nesting level and every row split at the end of each message, so the
 // output is built in the same pass that reads the input. Batches are cut
-// into chunks of about 1 MiB decoded by up to WithThreads threads (all
+// into chunks of about 1 MiB decoded by up to DecodeOptions.Threads threads (all
 // cores by default), with output identical to a serial run. The columns are then
 // copied once into Go memory and wrapped by the value model's
 // constructors without further copies. A batch of 64 KiB or more skips

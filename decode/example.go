@@ -278,13 +278,17 @@ func (p *ExamplePlan) Spec() *structtensor.StructSpec {
 // Decode decodes a batch of serialized tf.Example (or SequenceExample)
 // records into a rank-1 StructTensor of shape [len(records)], one field
 // per feature.
-func (p *ExamplePlan) Decode(records [][]byte, opts ...DecodeOption) (*structtensor.StructTensor, error) {
+func (p *ExamplePlan) Decode(records [][]byte, opts ...DecodeOptions) (*structtensor.StructTensor, error) {
 	return p.DecodeContext(context.Background(), records, opts...)
 }
 
 // DecodeContext is Decode with a context.
-func (p *ExamplePlan) DecodeContext(ctx context.Context, records [][]byte, opts ...DecodeOption) (*structtensor.StructTensor, error) {
-	out, err := p.native.Decode(ctx, records, p.dtypes, options(opts))
+func (p *ExamplePlan) DecodeContext(ctx context.Context, records [][]byte, opts ...DecodeOptions) (*structtensor.StructTensor, error) {
+	o, err := engineOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.native.Decode(ctx, records, p.dtypes, o)
 	if err != nil {
 		return nil, p.wrap(ctx, err)
 	}
@@ -292,12 +296,20 @@ func (p *ExamplePlan) DecodeContext(ctx context.Context, records [][]byte, opts 
 }
 
 // DecodeContiguous decodes the records data[offsets[i]:offsets[i+1]].
-func (p *ExamplePlan) DecodeContiguous(data []byte, offsets []int64, opts ...DecodeOption) (*structtensor.StructTensor, error) {
+func (p *ExamplePlan) DecodeContiguous(data []byte, offsets []int64, opts ...DecodeOptions) (*structtensor.StructTensor, error) {
+	return p.DecodeContiguousContext(context.Background(), data, offsets, opts...)
+}
+
+// DecodeContiguousContext is DecodeContiguous with a context.
+func (p *ExamplePlan) DecodeContiguousContext(ctx context.Context, data []byte, offsets []int64, opts ...DecodeOptions) (*structtensor.StructTensor, error) {
 	if len(offsets) == 0 {
 		return nil, fmt.Errorf("%w: offsets are empty (want one more than the number of records)", ErrInput)
 	}
-	ctx := context.Background()
-	out, err := p.native.DecodeContiguous(ctx, data, offsets, p.dtypes, options(opts))
+	o, err := engineOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.native.DecodeContiguous(ctx, data, offsets, p.dtypes, o)
 	if err != nil {
 		return nil, p.wrap(ctx, err)
 	}

@@ -120,7 +120,7 @@ func BenchmarkExampleVsAnchors(b *testing.B) {
 	b.ResetTimer()
 	c0 := cpuTime()
 	for i := 0; i < b.N; i++ {
-		if _, err := plan.DecodeContiguous(data, offsets, WithThreads(1)); err != nil {
+		if _, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}

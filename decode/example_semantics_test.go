@@ -197,8 +197,8 @@ func TestExampleThreads(t *testing.T) {
 		for i := 0; i < 3000; i++ {
 			recs = append(recs, c.records...)
 		}
-		a, errA := plan.Decode(recs, WithThreads(1))
-		b, errB := plan.Decode(recs, WithThreads(4))
+		a, errA := plan.Decode(recs, DecodeOptions{Threads: 1})
+		b, errB := plan.Decode(recs, DecodeOptions{Threads: 4})
 		if (errA == nil) != (errB == nil) || (errA != nil && errA.Error() != errB.Error()) {
 			t.Fatalf("errors differ: %v vs %v", errA, errB)
 		}
@@ -229,7 +229,7 @@ func FuzzExample(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		recs := [][]byte{rec, rec, rec}
-		a, errA := plan.Decode(recs, WithThreads(1))
+		a, errA := plan.Decode(recs, DecodeOptions{Threads: 1})
 		if errA != nil {
 			var re *RecordError
 			if !errors.As(errA, &re) || re.Record != 0 || re.Offset < -1 || re.Offset > int64(len(rec)) {

@@ -564,7 +564,7 @@ func compareWithTF(t *testing.T, cases []*exampleCase) {
 		}
 		specJSON := jsonString(t, c.Spec)
 		for _, threads := range []int{1, 3} {
-			st, err := plan.Decode(c.records, WithThreads(threads))
+			st, err := plan.Decode(c.records, DecodeOptions{Threads: threads})
 			if ref.Error != "" {
 				var re *RecordError
 				if err == nil {

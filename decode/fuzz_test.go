@@ -95,7 +95,7 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		for _, p := range plans {
-			st, err := p.Decode([][]byte{data, data[:len(data)/2]}, WithThreads(1))
+			st, err := p.Decode([][]byte{data, data[:len(data)/2]}, DecodeOptions{Threads: 1})
 			if err != nil {
 				if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrWireType) && !errors.Is(err, ErrDepth) &&
 					!errors.Is(err, ErrUTF8) && !errors.Is(err, ErrRequired) {
@@ -124,9 +124,9 @@ func FuzzDecode(f *testing.F) {
 		}
 		buf, offsets := contiguous(batch)
 		for _, p := range plans {
-			small, serr := p.Decode(batch[:2], WithThreads(1))
+			small, serr := p.Decode(batch[:2], DecodeOptions{Threads: 1})
 			for _, threads := range []int{1, 3} {
-				st, err := p.DecodeContiguous(buf, offsets, WithThreads(threads))
+				st, err := p.DecodeContiguous(buf, offsets, DecodeOptions{Threads: threads})
 				if (err == nil) != (serr == nil) {
 					t.Fatalf("%s, %d threads: %d records: %v; the first two: %v", p.Message(), threads, len(batch), err, serr)
 				}
@@ -190,7 +190,7 @@ func FuzzDifferential(f *testing.F) {
 			if _, err := plans[name].Decode([][]byte{{}}); err == nil {
 				batch[1] = []byte{} // no required fields: an empty record between
 			}
-			st, err := plans[name].Decode(batch, WithThreads(1+len(data)%2))
+			st, err := plans[name].Decode(batch, DecodeOptions{Threads: 1 + len(data)%2})
 			if err != nil {
 				t.Fatalf("%s: protobuf parses the record but Decode fails: %v", name, err)
 			}
@@ -264,8 +264,8 @@ func FuzzUnmarshalPlan(f *testing.F) {
 			t.Fatalf("re-encoded plan differs: %v / %v", p, q)
 		}
 		for _, r := range records {
-			a, errA := p.Decode([][]byte{r}, WithThreads(1))
-			c, errC := q.Decode([][]byte{r}, WithThreads(1))
+			a, errA := p.Decode([][]byte{r}, DecodeOptions{Threads: 1})
+			c, errC := q.Decode([][]byte{r}, DecodeOptions{Threads: 1})
 			if (errA == nil) != (errC == nil) || (errA == nil && !structtensor.Equal(a, c)) {
 				t.Fatalf("round-tripped plan decodes differently: %v / %v", errA, errC)
 			}

@@ -39,9 +39,9 @@ func checkLending(t *testing.T, plan *Plan, message, what string, records [][]by
 		for _, way := range []string{"Decode", "DecodeContiguous"} {
 			var st *structtensor.StructTensor
 			if way == "Decode" {
-				st, err = plan.Decode(records, WithThreads(threads))
+				st, err = plan.Decode(records, DecodeOptions{Threads: threads})
 			} else {
-				st, err = plan.DecodeContiguous(data, offsets, WithThreads(threads))
+				st, err = plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
 			}
 			name := fmt.Sprintf("%s %s, %s on %d threads", message, what, way, threads)
 			if err != nil {
@@ -83,8 +83,8 @@ func TestDecodeLendsBuffers(t *testing.T) {
 		data, offsets := contiguous(bad)
 		var first *RecordError
 		for _, threads := range []int{1, 2, 4} {
-			_, e1 := plan.DecodeContiguous(data, offsets, WithThreads(threads))
-			_, e2 := plan.Decode(bad, WithThreads(threads))
+			_, e1 := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
+			_, e2 := plan.Decode(bad, DecodeOptions{Threads: threads})
 			var r1, r2 *RecordError
 			if !errors.As(e1, &r1) || !errors.As(e2, &r2) || *r1 != *r2 || r1.Record != int64(n/2) {
 				t.Fatalf("%s on %d threads: errors %v and %v, want record %d", ds.name, threads, e1, e2, n/2)

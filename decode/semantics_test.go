@@ -257,7 +257,7 @@ func TestSemantics(t *testing.T) {
 				batch = append(append(append([][]byte{{}}, records...), []byte{}), records...)
 			}
 			for _, threads := range []int{1, 2} {
-				st, err = full.Decode(batch, WithThreads(threads))
+				st, err = full.Decode(batch, DecodeOptions{Threads: threads})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -440,11 +440,11 @@ func TestThreadsAndContiguousMatchSerial(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		serial, err := plan.Decode(ds.records, WithThreads(1))
+		serial, err := plan.Decode(ds.records, DecodeOptions{Threads: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		parallel, err := plan.Decode(ds.records, WithThreads(4))
+		parallel, err := plan.Decode(ds.records, DecodeOptions{Threads: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -457,7 +457,7 @@ func TestThreadsAndContiguousMatchSerial(t *testing.T) {
 			data = append(data, r...)
 			offsets = append(offsets, int64(len(data)))
 		}
-		contiguous, err := plan.DecodeContiguous(data, offsets, WithThreads(3))
+		contiguous, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -468,8 +468,8 @@ func TestThreadsAndContiguousMatchSerial(t *testing.T) {
 		bad := append([][]byte(nil), ds.records...)
 		bad[len(bad)/3] = []byte{0x80}
 		bad[len(bad)*2/3] = []byte{0x80}
-		_, e1 := plan.Decode(bad, WithThreads(1))
-		_, e4 := plan.Decode(bad, WithThreads(4))
+		_, e1 := plan.Decode(bad, DecodeOptions{Threads: 1})
+		_, e4 := plan.Decode(bad, DecodeOptions{Threads: 4})
 		var r1, r4 *RecordError
 		if !errors.As(e1, &r1) || !errors.As(e4, &r4) || r1.Record != int64(len(bad)/3) || *r1 != *r4 {
 			t.Errorf("%s: errors differ: serial %v, parallel %v", ds.name, e1, e4)

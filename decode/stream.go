@@ -30,8 +30,8 @@ type StreamOptions struct {
 	// Compression of the stream; the zero value is none. Use
 	// tfrecord.CompressionAuto to detect GZIP or ZLIB.
 	Compression tfrecord.Compression
-	// Threads as in WithThreads (0: all cores).
-	Threads int
+	// Decode configures the decode of each batch.
+	Decode DecodeOptions
 	// MaxRecordSize is the longest record accepted, in bytes; a longer one
 	// fails the stream with tfrecord.ErrCorrupt before it is read. 0 means
 	// tfrecord.DefaultMaxRecordSize (64 MiB), negative means no limit.
@@ -118,7 +118,7 @@ func (s *Stream) Next(ctx context.Context) (*structtensor.StructTensor, error) {
 	// again for the read after next.
 	s.readAhead()
 	batch := r.batch
-	st, err := s.plan.DecodeContiguousContext(ctx, batch.Data, batch.Offsets, WithThreads(s.opts.Threads))
+	st, err := s.plan.DecodeContiguousContext(ctx, batch.Data, batch.Offsets, s.opts.Decode)
 	if err != nil {
 		var re *RecordError
 		if errors.As(err, &re) {

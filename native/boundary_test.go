@@ -54,7 +54,7 @@ func bigBatch(t *testing.T, mb int) (*decode.Plan, [][]byte) {
 // decode equals the serial one.
 func TestThreadsBoundedByGOMAXPROCS(t *testing.T) {
 	plan, records := bigBatch(t, 3)
-	want, err := plan.Decode(records, decode.WithThreads(1))
+	want, err := plan.Decode(records, decode.DecodeOptions{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestThreadsBoundedByGOMAXPROCS(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range 3 {
-					st, err := plan.Decode(records, decode.WithThreads(16))
+					st, err := plan.Decode(records, decode.DecodeOptions{Threads: 16})
 					if err != nil {
 						errs <- err
 						return
@@ -100,7 +100,7 @@ func TestThreadsBoundedByGOMAXPROCS(t *testing.T) {
 // results from before it stay valid.
 func TestPlanClose(t *testing.T) {
 	plan, records := bigBatch(t, 2)
-	st, err := plan.Decode(records, decode.WithThreads(2))
+	st, err := plan.Decode(records, decode.DecodeOptions{Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

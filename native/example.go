@@ -46,7 +46,11 @@ func NewExamplePlan(b []byte) (*ExamplePlan, error) {
 }
 
 // NumSlots returns the number of slots of the plan.
-func (p *ExamplePlan) NumSlots() int { return int(C.st_example_plan_num_slots(p.p)) }
+func (p *ExamplePlan) NumSlots() int {
+	n := int(C.st_example_plan_num_slots(p.p))
+	runtime.KeepAlive(p)
+	return n
+}
 
 // SlotOutput is the output of one slot, in Go memory.
 type SlotOutput struct {

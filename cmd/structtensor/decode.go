@@ -98,7 +98,7 @@ func runDecode(name string, stdin io.Reader, stdout, stderr io.Writer, schema *p
 	if err := out.check(); err != nil {
 		return err
 	}
-	opts := decode.StreamOptions{BatchSize: batch, Threads: threads, MaxRecordSize: *input.maxRecordSize}
+	opts := decode.StreamOptions{BatchSize: batch, Decode: decode.DecodeOptions{Threads: threads}, MaxRecordSize: *input.maxRecordSize}
 	switch input.framing {
 	case "tfrecord":
 		opts.Framing = decode.TFRecord

@@ -72,7 +72,7 @@ func (d *exampleDecode) run(input string, stdin io.Reader, stdout, stderr io.Wri
 		if err != nil {
 			return err
 		}
-		st, err := plan.DecodeContiguous(batch.Data, batch.Offsets, decode.WithThreads(d.threads))
+		st, err := plan.DecodeContiguous(batch.Data, batch.Offsets, decode.DecodeOptions{Threads: d.threads})
 		if err != nil {
 			// Name the record by its place in the stream, not the batch.
 			var re *decode.RecordError
