@@ -51,7 +51,16 @@
 //
 // # Updates
 //
-// Values are immutable. WithUpdates, Without and WithOnly build new
+// Values are immutable, and that is what lets them share storage: the
+// decoder, Arrow export and import and the TensorFlow bridge all lend
+// buffers instead of copying them. Accessors that return slices (Data,
+// Int64s and the other typed accessors, Values[T], StringData, StringAt,
+// Strings, RowSplits, Fields, Partitions) therefore return the value's own
+// storage, which must not be modified; CopyValues and CopyStrings return
+// copies. Values[T] is the typed accessor that reports a dtype mismatch
+// as ErrDType instead of returning nil.
+//
+// WithUpdates, Without and WithOnly build new
 // StructTensors around the same partitions and field values: only the
 // fields slice, the name index and the structs along an updated path are
 // new. An update is a full-shape value; its outer dimensions must equal

@@ -60,8 +60,8 @@ func NewRaggedFromSplits(values *Tensor, rowSplits ...[]int64) (*Ragged, error) 
 // Values returns the flat values.
 func (r *Ragged) Values() *Tensor { return r.values }
 
-// Partitions returns the row partitions, outermost first. The slice must
-// not be modified.
+// Partitions returns the row partitions, outermost first. The slice is
+// r's own and must not be modified (slices.Clone gives one that may be).
 func (r *Ragged) Partitions() []*RowPartition { return r.partitions }
 
 // RaggedRank returns the number of partitions.

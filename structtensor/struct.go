@@ -230,8 +230,9 @@ func (st *StructTensor) FieldNames() []string {
 	return names
 }
 
-// Fields returns the fields with their flat stored values. The slice must
-// not be modified.
+// Fields returns the fields with their flat stored values. The slice is
+// the struct's own and must not be modified (slices.Clone gives one that
+// may be; the values themselves are immutable).
 func (st *StructTensor) Fields() []Field { return st.fields }
 
 // NumFields returns the number of fields.

@@ -214,10 +214,15 @@ func (t *Tensor) NumRows() int {
 }
 
 // Data returns the flat typed slice ([]int64 for Int64, ...), or nil for
-// String tensors (see StringData).
+// String tensors (see StringData). The slice is t's own storage, shared
+// with every value built from t: it must not be modified (Values and
+// CopyValues are the typed and copying forms).
 func (t *Tensor) Data() any { return t.data }
 
 // Bools returns the flat values of a Bool tensor, nil for other dtypes.
+// Like every typed accessor below, it returns t's own storage, which must
+// not be modified; Values[T] reports a dtype mismatch as an error and
+// CopyValues[T] returns a copy.
 func (t *Tensor) Bools() []bool { v, _ := t.data.([]bool); return v }
 
 // Int32s returns the flat values of an Int32 tensor, nil for other dtypes.
@@ -239,10 +244,12 @@ func (t *Tensor) Float32s() []float32 { v, _ := t.data.([]float32); return v }
 func (t *Tensor) Float64s() []float64 { v, _ := t.data.([]float64); return v }
 
 // StringData returns the data buffer and the len+1 offsets of a String
-// tensor. offsets[0] may be non-zero.
+// tensor. offsets[0] may be non-zero. Both are t's own storage and must
+// not be modified; CopyStrings returns copies of the elements.
 func (t *Tensor) StringData() (data []byte, offsets []int64) { return t.strData, t.strOffsets }
 
-// StringAt returns flat element i of a String tensor, sharing its bytes.
+// StringAt returns flat element i of a String tensor, sharing its bytes:
+// the slice must not be modified.
 func (t *Tensor) StringAt(i int) []byte { return t.strData[t.strOffsets[i]:t.strOffsets[i+1]] }
 
 // UTF8 reports whether the String elements are marked as UTF-8 text.
