@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdarg>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -19,6 +20,13 @@
 
 #include "include/structtensor_example.h"
 #include "include/structtensor_native.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define STEX_X86_64 1
+#include <immintrin.h>
+#else
+#define STEX_X86_64 0
+#endif
 
 namespace {
 
@@ -54,7 +62,14 @@ struct Slot {
   std::vector<uint8_t> def_bytes;
   std::vector<int64_t> def_offs;  // def_bytes offsets, count+1
   int32_t next_same_key = -1;
+  // How a feature (section 0) slot's values are appended during the
+  // walk: one of the Fast* emitters, chosen when the plan is built, so
+  // that a record's features in any order cost one indirect branch each,
+  // not a branch on kind and mode apiece.
+  uint8_t fast = 0;
 };
+
+enum : uint8_t { FAST_GENERIC = 0, FAST_LIST_I64, FAST_LIST_F32, FAST_LIST_BYTES, FAST_FIXED_I64, FAST_FIXED_F32, FAST_FIXED_BYTES };
 
 inline uint64_t load_u64(const uint8_t* p) {
   uint64_t v;
@@ -125,6 +140,13 @@ struct Buf {
     n += k;
     return r;
   }
+  // room returns where the next k elements go, without adding them;
+  // commit adds the first k written there.
+  inline T* room(size_t k) {
+    if (__builtin_expect(cap - n < k, 0)) more(k);
+    return p + n;
+  }
+  inline void commit(size_t k) { n += k; }
   inline void push(T v) {
     if (__builtin_expect(n == cap, 0)) more(1);
     p[n++] = v;
@@ -132,6 +154,26 @@ struct Buf {
   void append(const T* s, size_t k) {
     if (k) std::memcpy(grow(k), s, k * sizeof(T));
   }
+  // append_short appends k elements from s, where the bytes from s to
+  // limit may be read: a short run (the usual list) is copied in 16-byte
+  // steps inline, which may read past the run (not past limit) and write
+  // past the new end into the slack that more keeps; a long one, or one
+  // too near limit, by memcpy.
+  inline void append_short(const T* s, size_t k, const uint8_t* limit) {
+    size_t bytes = k * sizeof(T);
+    if (bytes <= 64 && limit - reinterpret_cast<const uint8_t*>(s) >= 64) {
+      if (__builtin_expect(cap - n < k + kSlack, 0)) more(k + kSlack);
+      uint8_t* d = reinterpret_cast<uint8_t*>(p + n);
+      const uint8_t* src = reinterpret_cast<const uint8_t*>(s);
+      for (size_t i = 0; i < bytes; i += 16) std::memcpy(d + i, src + i, 16);
+      n += k;
+      return;
+    }
+    append(s, k);
+  }
+  // kSlack elements past the end may be written by append_short (64
+  // bytes at least).
+  static constexpr size_t kSlack = (64 + sizeof(T) - 1) / sizeof(T);
   __attribute__((noinline)) void more(size_t k) {
     size_t c = std::max<size_t>({cap * 2, n + k, 64});
     T* q = static_cast<T*>(std::realloc(p, c * sizeof(T)));
@@ -184,6 +226,11 @@ struct st_example_plan {
         return e.slot;
     }
   }
+
+  // The feature (section 0) slots by how a record closes them: lists
+  // take their row split, fixed-length ones a check for presence.
+  std::vector<int32_t> list_features, fixed_features, feature_lists;
+  bool avx512 = false;  // short packed int64 runs take varints64_avx512
 
   void build_tables();
 };
@@ -353,6 +400,79 @@ inline bool packed_varints(const uint8_t* q, const uint8_t* qend, const uint8_t*
   return true;
 }
 
+#if STEX_X86_64
+// The AVX-512 packed-varint decoder needs VBMI (byte permutes), VBMI2
+// (byte compress) and BMI2: Ice Lake and later Intel server cores, AMD
+// Zen 4 and later.
+#define STEX_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")))
+
+// use_avx512 tells whether short packed int64 runs take the AVX-512
+// decoder. STRUCTTENSOR_NATIVE_PORTABLE=1 in the environment forces the
+// portable one (as for the generic decoder).
+bool use_avx512() {
+  static const bool on = [] {
+    const char* portable = std::getenv("STRUCTTENSOR_NATIVE_PORTABLE");
+    if (portable && *portable && std::strcmp(portable, "0") != 0) return false;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
+           __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("popcnt");
+  }();
+  return on;
+}
+
+// varints64_avx512 decodes a whole packed run of at most 64 bytes [q,
+// q+n) into dst (room for 64 values) with no branch per value, and
+// returns the number of values; or -1 when the run is not for it (a value
+// longer than eight bytes, or a last value cut short), which the scalar
+// decoder then reads or reports.
+//
+// One masked load takes the run; the terminating bytes (top bit clear)
+// give each value's last byte, and the byte after the previous one its
+// first. Eight values at a time, a byte permute gathers each value into
+// a 64-bit lane (zero past its last byte), and three shift-and-select
+// steps squeeze out the continuation bits: 7 bits per byte -> 14 per 16
+// -> 28 per 32 -> 56 per 64.
+STEX_AVX512 int varints64_avx512(const uint8_t* q, size_t n, int64_t* dst) {
+  alignas(64) static const uint8_t kIota[64] = {
+      0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+      22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
+      44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
+  if (n == 0) return 0;
+  const uint64_t valid = _bzhi_u64(~uint64_t(0), unsigned(n));
+  const __m512i w = _mm512_maskz_loadu_epi8(valid, q);
+  const uint64_t cont = _mm512_movepi8_mask(w) & valid;
+  const uint64_t stop = ~cont & valid;
+  uint64_t run = cont & (cont >> 1);  // eight continuation bytes in a row
+  run &= run >> 2;
+  run &= run >> 4;
+  if (((stop >> (n - 1)) & 1) == 0 || run != 0) return -1;
+  const int k = __builtin_popcountll(stop);
+  const __m512i iota = _mm512_load_si512(kIota);
+  const __m512i last = _mm512_maskz_compress_epi8(stop, iota);                          // value i's last byte
+  const __m512i first = _mm512_maskz_compress_epi8(((stop << 1) | 1) & valid, iota);    // value i's first byte
+  const __m512i place = _mm512_and_si512(iota, _mm512_set1_epi8(7));                   // byte b of a lane
+  const __m512i lane = _mm512_srli_epi16(_mm512_andnot_si512(_mm512_set1_epi8(7), iota), 3);  // lane j of byte 8j+b
+  const __m512i low7 = _mm512_set1_epi8(0x7f);
+  for (int g = 0; 8 * g < k; g++) {
+    const __m512i value = _mm512_add_epi8(_mm512_and_si512(lane, _mm512_set1_epi8(7)), _mm512_set1_epi8(char(8 * g)));
+    const __m512i idx = _mm512_add_epi8(_mm512_permutexvar_epi8(value, first), place);
+    const __mmask64 in = _mm512_cmple_epu8_mask(idx, _mm512_permutexvar_epi8(value, last));
+    __m512i x = _mm512_and_si512(_mm512_maskz_permutexvar_epi8(in, idx, w), low7);
+    x = _mm512_ternarylogic_epi64(x, _mm512_srli_epi64(x, 1), _mm512_set1_epi16(0x007f), 0xe4);
+    x = _mm512_ternarylogic_epi64(x, _mm512_srli_epi64(x, 2), _mm512_set1_epi32(0x3fff), 0xe4);
+    x = _mm512_ternarylogic_epi64(x, _mm512_srli_epi64(x, 4), _mm512_set1_epi64(0x0fffffff), 0xe4);
+    const int lanes = k - 8 * g;
+    _mm512_mask_storeu_epi64(dst + 8 * g, __mmask8(lanes >= 8 ? 0xff : (1u << lanes) - 1), x);
+  }
+  return k;
+}
+#else
+bool use_avx512() { return false; }
+int varints64_avx512(const uint8_t*, size_t, int64_t*) { return -1; }
+#endif
+
 const char* kind_name(int k) {
   switch (k) {
     case K_BYTES: return "bytes_list";
@@ -497,7 +617,7 @@ struct Chunk {
           if (state[s].gen == rec) rollback_slot(s);
           state[s].gen = rec;
           state[s].value = value;
-          if (!emit(s)) return false;
+          if (!emit_fast(s)) return false;
           continue;
         }
         state[s].gen = rec;
@@ -691,6 +811,107 @@ struct Chunk {
   // emit appends the record's values of slot si (its key's last
   // occurrence, protobuf map semantics), checking them as TensorFlow
   // does. Missing features are checked by finish.
+  // emit_fast appends a feature's values during the walk by the slot's
+  // Fast* emitter: the form serializers write (a Feature of one list of
+  // the slot's kind, numbers in one packed run) with no branch on the
+  // slot's kind or mode; anything else, bad values included, goes to
+  // emit, from nothing appended.
+  inline bool emit_fast(int32_t si) {
+    switch (plan->slots[si].fast) {
+      case FAST_LIST_I64: return fast_numbers<K_INT64, false>(si);
+      case FAST_LIST_F32: return fast_numbers<K_FLOAT, false>(si);
+      case FAST_LIST_BYTES: return fast_bytes<false>(si);
+      case FAST_FIXED_I64: return fast_numbers<K_INT64, true>(si);
+      case FAST_FIXED_F32: return fast_numbers<K_FLOAT, true>(si);
+      case FAST_FIXED_BYTES: return fast_bytes<true>(si);
+      default: return emit(si);
+    }
+  }
+
+  // fast_list finds the list of a Feature in the form serializers write:
+  // the list's field (kind) and length, nothing else. False: another
+  // form.
+  template <int Kind>
+  static inline bool fast_list(const Span& f, const uint8_t** list, const uint8_t** end) {
+    const uint8_t* p = f.p;
+    const uint8_t* e = f.p + f.n;
+    if (f.n < 2 || p[0] != ((Kind << 3) | XW_LEN)) return false;
+    p++;
+    uint64_t l;
+    if (!read_varint(p, e, &l) || l != uint64_t(e - p)) return false;
+    *list = p;
+    *end = e;
+    return true;
+  }
+
+  template <int Kind, bool Fixed>
+  bool fast_numbers(int32_t si) {
+    const Slot& s = plan->slots[si];
+    SlotState& st = state[si];
+    const uint8_t* q;
+    const uint8_t* end;
+    if (fast_list<Kind>(st.value, &q, &end) && end - q >= 2 && q[0] == ((1u << 3) | XW_LEN)) {
+      q++;
+      uint64_t qn;
+      if (read_varint(q, end, &qn) && qn == uint64_t(end - q)) {
+        SlotOut& o = out[si];
+        if (Kind == K_FLOAT) {
+          size_t k = size_t(qn / 4);
+          if (qn % 4 == 0 && (!Fixed || k == s.count)) {
+            o.f32.append_short(reinterpret_cast<const float*>(q), k, rec_end);
+            st.present = true;
+            return true;
+          }
+        } else {
+          if (qn <= 64 && plan->avx512) {
+            int k = varints64_avx512(q, size_t(qn), o.i64.room(64));
+            if (k >= 0 && (!Fixed || uint64_t(k) == s.count)) {
+              o.i64.commit(size_t(k));
+              st.present = true;
+              return true;
+            }
+          }
+          size_t k = count_varints(q, size_t(qn));
+          size_t base = o.i64.size();
+          const uint8_t* bad;
+          if ((!Fixed || k == s.count) && packed_varints(q, end, rec_end, k, o.i64.grow(k), &bad)) {
+            st.present = true;
+            return true;
+          }
+          o.i64.truncate(base);
+        }
+      }
+    }
+    return emit(si);
+  }
+
+  template <bool Fixed>
+  bool fast_bytes(int32_t si) {
+    const Slot& s = plan->slots[si];
+    SlotState& st = state[si];
+    const uint8_t* q;
+    const uint8_t* end;
+    if (fast_list<K_BYTES>(st.value, &q, &end)) {
+      SlotOut& o = out[si];
+      size_t base = o.offs.size();
+      while (q < end && q[0] == ((1u << 3) | XW_LEN)) {
+        q++;
+        const uint8_t* v;
+        size_t vn;
+        if (!read_len(q, end, &v, &vn)) break;
+        o.bytes.append_short(v, vn, rec_end);
+        o.offs.push(int64_t(o.bytes.size()));
+      }
+      if (q == end && (!Fixed || o.offs.size() - base == s.count)) {
+        st.present = true;
+        return true;
+      }
+      o.offs.truncate(base);
+      o.bytes.truncate(size_t(o.offs.back()));
+    }
+    return emit(si);
+  }
+
   bool emit(int32_t si) {
     const Slot& s = plan->slots[si];
     SlotOut& o = out[si];
@@ -785,13 +1006,26 @@ struct Chunk {
     // closed (defaults, missing features, row splits; feature lists
     // appended) in one loop.
     if (walk_record<true>(p, p + n)) {
-      const int32_t nslots = int32_t(plan->slots.size());
-      int32_t i = 0;
-      for (; i < nslots; i++) {
-        if (plan->slots[i].section == XS_FEATURE_LISTS && !emit(i)) break;
-        if (!finish(i)) break;
+      bool ok = true;
+      for (int32_t i : plan->list_features) {
+        SlotOut& o = out[i];
+        o.splits0.push(o.length(plan->slots[i].dtype));
       }
-      if (__builtin_expect(i == nslots, 1)) return true;
+      for (int32_t i : plan->fixed_features) {
+        if (!(state[i].gen == rec && state[i].present) && !finish(i)) {
+          ok = false;
+          break;
+        }
+      }
+      if (ok) {
+        for (int32_t i : plan->feature_lists) {
+          if (!emit(i) || !finish(i)) {
+            ok = false;
+            break;
+          }
+        }
+      }
+      if (__builtin_expect(ok, 1)) return true;
     }
     // A bad record, or one whose bad values a later entry of their key
     // overrides: take back its values and decode it again in
@@ -946,6 +1180,21 @@ st_example_plan* st_example_plan_new(const uint8_t* data, size_t len, st_error* 
     }
     if (p != end) return bad("trailing bytes");
     plan->build_tables();
+    plan->avx512 = use_avx512();
+    for (uint64_t i = 0; i < nslots; i++) {
+      Slot& s = plan->slots[i];
+      if (s.section == XS_FEATURE_LISTS) {
+        plan->feature_lists.push_back(int32_t(i));
+        continue;
+      }
+      if (s.mode == XM_FIXED) {
+        plan->fixed_features.push_back(int32_t(i));
+        s.fast = s.kind == K_INT64 ? FAST_FIXED_I64 : s.kind == K_FLOAT ? FAST_FIXED_F32 : FAST_FIXED_BYTES;
+      } else {
+        plan->list_features.push_back(int32_t(i));
+        if (s.mode == XM_LIST) s.fast = s.kind == K_INT64 ? FAST_LIST_I64 : s.kind == K_FLOAT ? FAST_LIST_F32 : FAST_LIST_BYTES;
+      }
+    }
     return plan.release();
   } catch (...) {
     set_error(err, ST_ERR_INTERNAL, -1, -1, "out of memory");
