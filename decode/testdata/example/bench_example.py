@@ -7,6 +7,9 @@
 #         inter-op thread, with the feature spec of --spec (our JSON form).
 #   tfx:  tfx_bsl's ExamplesToRecordBatchDecoder (no schema: every
 #         feature, types from the data).
+# With --sequence the records are tf.SequenceExamples: tf.io.
+# parse_sequence_example with the spec's features (context) and
+# sequence_features, and tfx_bsl's SequenceExamplesToRecordBatchDecoder.
 import argparse
 import json
 import os
@@ -45,6 +48,7 @@ def main():
     ap.add_argument("--decoder", required=True)
     ap.add_argument("--records", required=True)
     ap.add_argument("--spec")
+    ap.add_argument("--sequence", action="store_true")
     ap.add_argument("--min-time", type=float, default=2.0)
     a = ap.parse_args()
     records = read_records(a.records)
@@ -59,16 +63,30 @@ def main():
             spec = json.load(f)
         feats = {(f.get("key") or n): tf_feature(f, False) for n, f in spec["features"].items()}
         batch = tf.constant(records)
-        fn = tf.function(lambda x: tf.io.parse_example(x, feats))
+        if a.sequence:
+            seq = {(f.get("key") or n): tf_feature(f, True) for n, f in spec["sequence_features"].items()}
+
+            def parse(x):
+                ctx, sq, _ = tf.io.parse_sequence_example(x, context_features=feats, sequence_features=seq)
+                out = dict(ctx)
+                out.update(sq)
+                return out
+            fn = tf.function(parse)
+        else:
+            fn = tf.function(lambda x: tf.io.parse_example(x, feats))
 
         def run():
             out = fn(batch)
             for v in out.values():  # make sure the work is done
-                (v.values if hasattr(v, "values") else v).numpy()
+                (v.flat_values if hasattr(v, "flat_values") else v.values if hasattr(v, "values") else v).numpy()
         rate = measure(run, nbytes, a.min_time)
     elif a.decoder == "tfx":
-        from tfx_bsl.coders import example_coder
-        dec = example_coder.ExamplesToRecordBatchDecoder()
+        if a.sequence:
+            from tfx_bsl.coders import sequence_example_coder
+            dec = sequence_example_coder.SequenceExamplesToRecordBatchDecoder("##SEQUENCE##")
+        else:
+            from tfx_bsl.coders import example_coder
+            dec = example_coder.ExamplesToRecordBatchDecoder()
         rate = measure(lambda: dec.DecodeBatch(records), nbytes, a.min_time)
     else:
         raise SystemExit("unknown decoder " + a.decoder)
