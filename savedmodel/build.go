@@ -136,11 +136,11 @@ func build(plan *decode.Plan, threads int) (*built, error) {
 		Library:  &fnpb.FunctionDefLibrary{Function: []*fnpb.FunctionDef{componentsFn, decodeFn}},
 	}
 	records := objectgraph.TensorSpec{Name: InputRecords, Shape: structtensor.Shape{structtensor.Unknown}, DType: typespb.DataType_DT_STRING}
-	sig := &objectgraph.Function{Name: componentsFunction, Inputs: []objectgraph.TensorSpec{records}, KeywordOnly: true, Output: sigDict}
+	sig := &objectgraph.Function{Name: componentsFunction, Inputs: []objectgraph.Arg{{Name: InputRecords, Spec: records}}, KeywordOnly: true, Output: sigDict}
 	model := &objectgraph.Model{
 		Tags: []string{Tag}, TensorFlowVersion: tfbridge.Version(), Graph: graph,
 		Root: &objectgraph.Object{Children: []objectgraph.Child{{Name: DecodeFun, Object: &objectgraph.Object{Function: &objectgraph.Function{
-			Name: decodeFunFunction, Inputs: []objectgraph.TensorSpec{records}, Output: decodeDict,
+			Name: decodeFunFunction, Inputs: []objectgraph.Arg{{Name: InputRecords, Spec: records}}, Output: decodeDict,
 		}}}}},
 		Signatures: map[string]*objectgraph.Function{SignatureDecode: sig, SignatureServingDefault: sig},
 		AssetFileDefs: []*metapb.AssetFileDef{{

@@ -431,11 +431,12 @@ func ReadMetadata(dir string, opts ...LoadOption) (*Metadata, error) {
 	return m, nil
 }
 
-// Digest returns the digest of the DataView in dir, the value WithDigest
-// pins: "sha256:" and the SHA-256 of the sorted list of its files' paths
-// and SHA-256s, metadata included.
+// Digest returns the digest of the DataView or SavedModel in dir, the
+// value WithDigest pins: "sha256:" and the SHA-256 of the sorted list of
+// its files' paths and SHA-256s, metadata included. It reads the files
+// as Load does.
 func Digest(dir string) (string, error) {
-	files, err := readFiles(dir, DefaultMaxFileBytes)
+	files, err := readModelFiles(dir, DefaultMaxFileBytes)
 	if err != nil {
 		return "", err
 	}

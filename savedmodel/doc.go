@@ -1,7 +1,37 @@
-// Package savedmodel exports and loads DataViews: the protobuf decoder of a
-// decode.Plan saved as a TensorFlow SavedModel that Go (LoadDataView),
-// Python TensorFlow (tf.saved_model.load), TF Serving and TFX
-// (tfx_bsl's load_decoder, TFXIO's RecordToTensorTFXIO) all load.
+// Package savedmodel exports and loads TensorFlow SavedModels: any graph a
+// Go program builds (Export, Load), and DataViews, the protobuf decoder of
+// a decode.Plan saved as a SavedModel that Go (LoadDataView), Python
+// TensorFlow (tf.saved_model.load), TF Serving and TFX (tfx_bsl's
+// load_decoder, TFXIO's RecordToTensorTFXIO) all load.
+//
+// # Exporting a graph
+//
+// Export saves a Model: a tfbridge.Graph (built with the op wrappers),
+// named Signatures whose inputs are placeholders of it and whose outputs
+// are its tensors, and the Variables they read (NewVariable: a
+// VarHandleOp whose Go value goes to the checkpoint). Each input or
+// output is a Value: Tensor (a dense tensor) or Ragged (flat values and
+// row splits, which Python sees as a tf.RaggedTensor). Each signature
+// becomes one function of the graph's operations between its inputs and
+// outputs (tfbridge.Subgraph, TF_GraphToFunction), taking the handles of
+// the variables it reads as captured inputs, so one graph serves several
+// signatures and runs in a Go session as it is (run the variables'
+// initializers first). The SavedModel is the same object-based format as
+// a DataView's: TensorFlow's C API loader (TF Serving), Python's
+// tf.saved_model.load (loaded.signatures[key], variables as attributes
+// along their names: loaded.dense.kernel) and Load read it.
+//
+// Load loads any SavedModel tagged "serve" (also one Python exported),
+// after checks that apply to every SavedModel: regular files only, in
+// the SavedModel layout, each under a size limit; a digest the caller
+// pinned; no op that reads or writes files, reaches other processes or
+// runs code outside the saver's own checkpoint paths; asset names that
+// stay inside assets/. LoadedModel.Run feeds and fetches Tensors and
+// RaggedTensors by signature key. What Load cannot check, LoadDataView
+// can: a DataView is rebuilt from its plan and compared byte for byte,
+// while a general graph has no description to compare with, so Load
+// bounds what a model reaches, not what it computes (memory, time,
+// variable values).
 //
 // # Layout
 //

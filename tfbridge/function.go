@@ -16,6 +16,19 @@ import (
 // (each matching [a-z][a-z0-9_]*). The graph is not changed; the
 // FunctionDef is a copy the caller owns.
 func (g *Graph) ToFunctionDef(name string, inputs, outputs []Output, outputNames []string) ([]byte, error) {
+	return g.toFunctionDef(name, nil, true, inputs, outputs, outputNames)
+}
+
+// SubgraphToFunctionDef is ToFunctionDef with body as the function's
+// operations instead of the whole graph: typically the operations
+// between inputs and outputs (Subgraph), so that one graph holds several
+// functions. Inputs may be outputs of operations outside body (a
+// variable's handle, another function's placeholder).
+func (g *Graph) SubgraphToFunctionDef(name string, body []*Operation, inputs, outputs []Output, outputNames []string) ([]byte, error) {
+	return g.toFunctionDef(name, body, false, inputs, outputs, outputNames)
+}
+
+func (g *Graph) toFunctionDef(name string, body []*Operation, all bool, inputs, outputs []Output, outputNames []string) ([]byte, error) {
 	if len(outputNames) != len(outputs) {
 		return nil, fmt.Errorf("%w: function %s: %d output names for %d outputs", ErrGraph, name, len(outputNames), len(outputs))
 	}
@@ -46,9 +59,27 @@ func (g *Graph) ToFunctionDef(name string, inputs, outputs []Output, outputNames
 			defer C.free(unsafe.Pointer(names[i]))
 		}
 	}
+	for _, op := range body {
+		if op == nil || op.g != g {
+			return nil, fmt.Errorf("%w: function %s: a body operation is not of this graph", ErrGraph, name)
+		}
+	}
+	nOpers := C.int(-1)
+	var cOpers **C.TF_Operation
+	if !all {
+		nOpers = C.int(len(body))
+		if len(body) > 0 {
+			cOpers = (**C.TF_Operation)(C.malloc(C.size_t(len(body)) * C.size_t(unsafe.Sizeof((*C.TF_Operation)(nil)))))
+			defer C.free(unsafe.Pointer(cOpers))
+			ops := unsafe.Slice(cOpers, len(body))
+			for i, op := range body {
+				ops[i] = op.c
+			}
+		}
+	}
 	st := newStatus()
 	defer st.free()
-	fn := C.TF_GraphToFunction(g.c, cName, 0, -1, nil,
+	fn := C.TF_GraphToFunction(g.c, cName, 0, nOpers, cOpers,
 		C.int(len(inputs)), cIns, C.int(len(outputs)), cOuts, cNames, nil, nil, st.c)
 	if err := st.err(); err != nil {
 		return nil, fmt.Errorf("function %s: %w", name, err)

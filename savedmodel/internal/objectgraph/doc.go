@@ -14,7 +14,7 @@
 //		Graph: graphDefWithLibrary,
 //		Root: &objectgraph.Object{Children: []objectgraph.Child{
 //			{Name: "decode_fun", Object: &objectgraph.Object{Function: &objectgraph.Function{
-//				Name: "decode_fn", Inputs: []objectgraph.TensorSpec{records},
+//				Name: "decode_fn", Inputs: []objectgraph.Arg{{Name: "records", Spec: records}},
 //				Output: objectgraph.Dict{"a.b": objectgraph.RaggedTensorSpec{...}}}}},
 //			{Name: "w", Object: &objectgraph.Object{Variable: &objectgraph.Variable{Name: "w", Value: tensor}}},
 //		}},
@@ -26,7 +26,7 @@
 // named Children), concrete functions (callable attributes) or variables
 // (tf.Variable attributes, their values stored in the checkpoint). A
 // Function names its FunctionDef and gives its inputs (TensorSpecs, named
-// by keyword), its output structure (a Value: Dict, Tuple, List, None,
+// by keyword; composite arguments pass their components), its output structure (a Value: Dict, Tuple, List, None,
 // TensorSpec, RaggedTensorSpec or any TypeSpec by its proto parts) and the
 // variables it captures, which its FunctionDef takes as trailing resource
 // inputs. The FunctionDef's outputs are the output structure flattened as

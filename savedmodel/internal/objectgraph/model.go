@@ -94,9 +94,9 @@ type Child struct {
 type Function struct {
 	// Name is the FunctionDef's signature name.
 	Name string
-	// Inputs are the arguments, in FunctionDef input order; each spec's
-	// Name is its keyword.
-	Inputs []TensorSpec
+	// Inputs are the arguments, in order: their flat components
+	// (Flatten of each Spec) are the FunctionDef's first inputs.
+	Inputs []Arg
 	// KeywordOnly makes the arguments keyword-only, as for signatures.
 	KeywordOnly bool
 	// Output is the structure the FunctionDef's flat outputs pack into
@@ -105,6 +105,23 @@ type Function struct {
 	// Captures are variable objects the function reads; the FunctionDef
 	// takes their resource handles as its last inputs, in this order.
 	Captures []*Object
+}
+
+// Arg is a named argument of a function: a TensorSpec, a
+// RaggedTensorSpec or a TypeSpec (a composite tensor, passed as its flat
+// components).
+type Arg struct {
+	Name string
+	Spec Value
+}
+
+// spec returns the argument's spec, a TensorSpec named by the keyword.
+func (a Arg) spec() Value {
+	if t, ok := a.Spec.(TensorSpec); ok {
+		t.Name = a.Name
+		return t
+	}
+	return a.Spec
 }
 
 // Variable is a resource variable whose value the checkpoint holds.
@@ -361,9 +378,9 @@ func (w *writer) graphs() (*pb.SavedObjectGraph, *pb.TrackableObjectGraph, map[s
 			for k, in := range f.Inputs {
 				kw[k] = in.Name
 				if f.KeywordOnly {
-					kwargs[in.Name] = in
+					kwargs[in.Name] = in.spec()
 				} else {
-					args = append(args, in)
+					args = append(args, in.spec())
 				}
 			}
 			if args == nil {
@@ -437,17 +454,27 @@ func (w *writer) checkFunction(f *Function, def *fnpb.FunctionDef) error {
 			return fmt.Errorf("%w: function %s: output %v", ErrModel, f.Name, err)
 		}
 	}
-	ins := def.GetSignature().GetInputArg()
-	if len(ins) != len(f.Inputs)+len(f.Captures) {
-		return fmt.Errorf("%w: function %s: the FunctionDef has %d inputs, want %d arguments and %d captures", ErrModel, f.Name, len(ins), len(f.Inputs), len(f.Captures))
+	var flatIn []TensorSpec
+	for _, in := range f.Inputs {
+		if in.Spec == nil {
+			return fmt.Errorf("%w: function %s: input %q has no spec", ErrModel, f.Name, in.Name)
+		}
+		if err := checkValue(in.Spec); err != nil {
+			return fmt.Errorf("%w: function %s: input %q: %v", ErrModel, f.Name, in.Name, err)
+		}
+		flatIn = append(flatIn, Flatten(in.Spec)...)
 	}
-	for k, in := range f.Inputs {
+	ins := def.GetSignature().GetInputArg()
+	if len(ins) != len(flatIn)+len(f.Captures) {
+		return fmt.Errorf("%w: function %s: the FunctionDef has %d inputs, want %d argument components and %d captures", ErrModel, f.Name, len(ins), len(flatIn), len(f.Captures))
+	}
+	for k, in := range flatIn {
 		if ins[k].GetType() != in.DType {
-			return fmt.Errorf("%w: function %s: input %d (%s) is %v in the FunctionDef, %v in the signature", ErrModel, f.Name, k, in.Name, ins[k].GetType(), in.DType)
+			return fmt.Errorf("%w: function %s: input %d is %v in the FunctionDef, %v in the signature", ErrModel, f.Name, k, ins[k].GetType(), in.DType)
 		}
 	}
 	for k := range f.Captures {
-		if t := ins[len(f.Inputs)+k].GetType(); t != typespb.DataType_DT_RESOURCE {
+		if t := ins[len(flatIn)+k].GetType(); t != typespb.DataType_DT_RESOURCE {
 			return fmt.Errorf("%w: function %s: capture %d is a %v input, want a resource", ErrModel, f.Name, k, t)
 		}
 	}
@@ -561,12 +588,33 @@ func (w *writer) tf1Graph() (*graphpb.GraphDef, *pb.SaverDef, map[string]*pb.Sig
 				return nil, nil, nil, fmt.Errorf("%w: signature %q: input %q cannot name a graph node", ErrModel, k, in.Name)
 			}
 			ph := "signature/" + k + "/" + in.Name
-			g.Node = append(g.Node, &nodepb.NodeDef{Name: ph, Op: "Placeholder", Attr: map[string]*attrpb.AttrValue{
-				"dtype": typeAttr(in.DType), "shape": shapeAttr(in.Shape),
-			}})
-			call.Input = append(call.Input, ph)
-			tin = append(tin, in.DType)
-			def.Inputs[in.Name] = tensorInfo(ph+":0", in)
+			if ts, isTensor := in.Spec.(TensorSpec); isTensor {
+				g.Node = append(g.Node, &nodepb.NodeDef{Name: ph, Op: "Placeholder", Attr: map[string]*attrpb.AttrValue{
+					"dtype": typeAttr(ts.DType), "shape": shapeAttr(ts.Shape),
+				}})
+				call.Input = append(call.Input, ph)
+				tin = append(tin, ts.DType)
+				def.Inputs[in.Name] = tensorInfo(ph+":0", ts)
+				continue
+			}
+			// A composite input: one placeholder per component.
+			tsv, isType := in.Spec.proto().Kind.(*pb.StructuredValue_TypeSpecValue)
+			if !isType {
+				return nil, nil, nil, fmt.Errorf("%w: signature %q: input %q is neither a tensor nor a composite tensor", ErrModel, k, in.Name)
+			}
+			var infos []*pb.TensorInfo
+			for j, c := range Flatten(in.Spec) {
+				name := fmt.Sprintf("%s/%d", ph, j)
+				g.Node = append(g.Node, &nodepb.NodeDef{Name: name, Op: "Placeholder", Attr: map[string]*attrpb.AttrValue{
+					"dtype": typeAttr(c.DType), "shape": shapeAttr(c.Shape),
+				}})
+				call.Input = append(call.Input, name)
+				tin = append(tin, c.DType)
+				infos = append(infos, tensorInfo(name+":0", c))
+			}
+			def.Inputs[in.Name] = &pb.TensorInfo{Encoding: &pb.TensorInfo_CompositeTensor_{CompositeTensor: &pb.TensorInfo_CompositeTensor{
+				TypeSpec: tsv.TypeSpecValue, Components: infos,
+			}}}
 		}
 		for _, c := range f.Captures {
 			call.Input = append(call.Input, handle[c])

@@ -116,13 +116,13 @@ func testModel(t *testing.T) *Model {
 	return &Model{
 		Tags: []string{"serve"}, TensorFlowVersion: tfbridge.Version(), Graph: graph,
 		Root: &Object{Children: []Child{
-			{Name: "lengths", Object: &Object{Function: &Function{Name: "lengths_fn", Inputs: []TensorSpec{str}, Output: lengthsOutput}}},
+			{Name: "lengths", Object: &Object{Function: &Function{Name: "lengths_fn", Inputs: []Arg{{Name: "x", Spec: str}}, Output: lengthsOutput}}},
 			{Name: "weights", Object: &Object{Children: []Child{{Name: "v.1/a", Object: vObj}}}},
-			{Name: "scaled", Object: &Object{Function: &Function{Name: "scaled_fn", Inputs: []TensorSpec{flt}, Output: scaledOutput, Captures: []*Object{vObj}}}},
+			{Name: "scaled", Object: &Object{Function: &Function{Name: "scaled_fn", Inputs: []Arg{{Name: "y", Spec: flt}}, Output: scaledOutput, Captures: []*Object{vObj}}}},
 		}},
 		Signatures: map[string]*Function{
-			"lengths": {Name: "lengths_sig", Inputs: []TensorSpec{str}, KeywordOnly: true, Output: lengthsOutput},
-			"scaled":  {Name: "scaled_sig", Inputs: []TensorSpec{flt}, KeywordOnly: true, Output: scaledOutput, Captures: []*Object{vObj}},
+			"lengths": {Name: "lengths_sig", Inputs: []Arg{{Name: "x", Spec: str}}, KeywordOnly: true, Output: lengthsOutput},
+			"scaled":  {Name: "scaled_sig", Inputs: []Arg{{Name: "y", Spec: flt}}, KeywordOnly: true, Output: scaledOutput, Captures: []*Object{vObj}},
 		},
 	}
 }
@@ -220,7 +220,7 @@ func TestModelErrors(t *testing.T) {
 		"function not in library": func(m *Model) { m.Root.Children[0].Object.Function.Name = "nope" },
 		"output count":            func(m *Model) { m.Root.Children[0].Object.Function.Output = Dict{"len": lengthsOutput["len"]} },
 		"input type": func(m *Model) {
-			m.Root.Children[0].Object.Function.Inputs = []TensorSpec{{Name: "x", DType: typespb.DataType_DT_FLOAT}}
+			m.Root.Children[0].Object.Function.Inputs = []Arg{{Name: "x", Spec: TensorSpec{DType: typespb.DataType_DT_FLOAT}}}
 		},
 		"capture count":        func(m *Model) { m.Root.Children[2].Object.Function.Captures = nil },
 		"positional signature": func(m *Model) { m.Signatures["lengths"].KeywordOnly = false },
