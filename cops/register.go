@@ -14,6 +14,8 @@ import (
 
 	// The kernel calls the engine's C ABI, which this package compiles.
 	_ "github.com/structtensor/structtensor-go/native"
+	// The TensorFlow C API the kernel calls, loaded on first use.
+	_ "github.com/structtensor/structtensor-go/internal/tfruntime"
 )
 
 // OpName is the type of the decode op in TensorFlow graphs. Python sees it

@@ -12,7 +12,12 @@
 #     wheel's tensorflow/ directory. Nothing is installed then.
 #
 # Binaries get an rpath to the library directory, so they run without
-# LD_LIBRARY_PATH. Idempotent: the virtualenv is reused while its
+# LD_LIBRARY_PATH. Go programs do not depend on the libraries: package
+# internal/tfruntime defines every C API function and loads the runtime
+# with dlopen (through that rpath) on first use, so the libraries are
+# listed --as-needed (and after libstdc++, whose symbols libtensorflow
+# also exports): a shared object built from C or C++ (make ops-lib)
+# still links them. Idempotent: the virtualenv is reused while its
 # requirements are unchanged and the .pc file is rewritten only when its
 # content changes (so cgo build caches stay valid).
 # Usage: scripts/setup-tf.sh [OUT_DIR]   (default build/pkgconfig; prints
@@ -87,7 +92,7 @@ Name: tensorflow
 Description: TensorFlow C API runtime ($tfdir)
 Version: $version
 Cflags: -I\${includedir}
-Libs: -L\${libdir} -l:$corelib -l:libtensorflow_framework.so.2 -Wl,-rpath,\${libdir}
+Libs: -L\${libdir} -Wl,--push-state,--as-needed -lstdc++ -l:$corelib -l:libtensorflow_framework.so.2 -Wl,--pop-state -Wl,-rpath,\${libdir}
 "
 
 mkdir -p "$out_dir"

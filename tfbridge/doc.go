@@ -17,6 +17,18 @@
 // Only packages importing tfbridge need any of this: the value model, the
 // decoder and the format packages never import it.
 //
+// # Loading the runtime
+//
+// The runtime is loaded when a program first calls TensorFlow, not when it
+// starts (package internal/tfruntime: every C API function is a trampoline
+// that loads libtensorflow with dlopen on the first call, and no
+// TensorFlow library is a dependency of the executable). A program that
+// imports tfbridge but does not use TensorFlow on a given run does not pay
+// the runtime's some 300 MB of memory. STRUCTTENSOR_TF_LIBRARY names the
+// library to load instead of the one the run path finds. TensorFlow's
+// INFO logging is off by default (TF_CPP_MIN_LOG_LEVEL=1 unless set, and
+// its start-up lines are dropped); STRUCTTENSOR_TF_LOG=1 turns it back on.
+//
 // # Handles and lifetimes
 //
 // Every C handle (Graph, Session, Tensor) has a Close method and a

@@ -7,6 +7,9 @@ import "C"
 import (
 	"errors"
 	"fmt"
+
+	// The C API's functions, loaded on first use (package doc).
+	_ "github.com/structtensor/structtensor-go/internal/tfruntime"
 )
 
 // Code is a TensorFlow status code (TF_Code).

@@ -75,6 +75,7 @@ func main() {
 // success, 2 when no command or an unknown one is given, 1 for any other
 // error, printed as one line "structtensor <command>: <error>".
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	quietTensorFlow()
 	root := newRootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -99,4 +100,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", strings.TrimSpace("structtensor "+name), err)
 	return 1
+}
+
+// quietTensorFlow sets TensorFlow's log level to 2 (errors only) unless
+// the environment chooses one or asks for TensorFlow's own logging
+// (STRUCTTENSOR_TF_LOG=1): the CLI reports an error as one line, which
+// TensorFlow's warnings for a failed run (a rendezvous aborting) would
+// repeat. The runtime reads the level when it loads (package
+// internal/tfruntime, which also keeps its start-up INFO lines off
+// stderr), and it loads only when a TensorFlow command runs.
+func quietTensorFlow() {
+	if _, set := os.LookupEnv("TF_CPP_MIN_LOG_LEVEL"); !set && os.Getenv("STRUCTTENSOR_TF_LOG") != "1" {
+		os.Setenv("TF_CPP_MIN_LOG_LEVEL", "2")
+	}
 }
