@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/structtensor/structtensor-go/ops"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -26,12 +24,11 @@ type format struct {
 	readSpec func(io.Reader, structtensor.Spec) (structtensor.Value, error)
 	// write writes one value; nil if the format cannot be written.
 	write func(io.Writer, structtensor.Value) error
-	// stream reads the input in batches, calling batch after each with
-	// the records read so far, and returns them as one value; nil if the
-	// format is only read whole. Whenever it succeeds, its result must be
-	// what readSpec (spec != nil) or read returns; convert falls back on
-	// those after any error (see readStream).
-	stream func(r io.Reader, spec structtensor.Spec, batch func(records int64)) (structtensor.Value, error)
+	// batches reads the input in batches of at most n records, each read
+	// with spec if it is not nil (its dimension 0 free) and inferred from
+	// its own records otherwise; nil if the format is only read whole. It
+	// returns io.EOF after the last batch.
+	batches func(r io.Reader, spec structtensor.Spec) (next func(n int) (structtensor.Value, error), err error)
 }
 
 var formats = map[string]*format{}
@@ -74,7 +71,7 @@ func init() {
 	registerSpecReader("jsonl", func(r io.Reader, s structtensor.Spec) (structtensor.Value, error) {
 		return structtensor.ReadJSONLines(r, s)
 	})
-	formats["jsonl"].stream = streamJSONLines
+	formats["jsonl"].batches = jsonLinesBatches
 	registerFormat("spec", nil, func(w io.Writer, v structtensor.Value) error {
 		b, err := structtensor.MarshalSpec(v.Spec())
 		if err != nil {
@@ -186,7 +183,16 @@ func runConvert(cmd *cobra.Command, args []string, from, to, outPath, specPath s
 		defer f.Close()
 		r = f
 	}
-	v, err := readInput(in, r, spec, stderr)
+	if f, ok := r.(*os.File); ok && in.batches != nil {
+		done, err := convertStream(in, f, spec, to, w, stderr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if done {
+			return w.Commit()
+		}
+	}
+	v, err := readInput(r, in, spec, stderr)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -197,17 +203,12 @@ func runConvert(cmd *cobra.Command, args []string, from, to, outPath, specPath s
 	return w.Commit()
 }
 
-// readInput reads the value r holds in format in (with spec, if not nil).
-// A regular file (named, or redirected to standard input) is streamed if
-// the format can be, with a progress bar on stderr when that is a
-// terminal; anything else is read whole.
-func readInput(in *format, r io.Reader, spec structtensor.Spec, stderr io.Writer) (structtensor.Value, error) {
+// readInput reads the value r holds in format in (with spec, if not
+// nil), whole. A regular file shows the bytes read so far as progress on
+// stderr when that is a terminal.
+func readInput(r io.Reader, in *format, spec structtensor.Spec, stderr io.Writer) (structtensor.Value, error) {
 	if f, ok := r.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			if in.stream != nil {
-				return readStream(in, f, fi.Size(), spec, stderr)
-			}
-			// Read whole, with the bytes read so far as progress.
 			start, _ := f.Seek(0, io.SeekCurrent)
 			pr := &progressReader{r: f, progress: newConvertProgress(stderr, fi.Size()-start), step: (fi.Size() - start) / 100}
 			v, err := readWhole(in, pr, spec)
@@ -249,95 +250,21 @@ func readWhole(in *format, r io.Reader, spec structtensor.Spec) (structtensor.Va
 // that tests can stand in for a terminal.
 var newConvertProgress = newProgress
 
-// readStream streams the regular file f of size bytes, from where it is.
-// A streamed read can fail where the whole read succeeds (without a spec,
-// when batches infer different specs) and its errors are worded from a
-// batch's view (a spec with the wrong number of records is found only at
-// the end), so after any error readStream reads f again whole, and it is
-// that read's value or error that convert reports: the output is the
-// same as a whole read's.
-func readStream(in *format, f *os.File, size int64, spec structtensor.Spec, stderr io.Writer) (structtensor.Value, error) {
-	start, err := f.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return readWhole(in, f, spec)
-	}
-	counter := &countingReader{r: f}
-	progress := newConvertProgress(stderr, size-start)
-	v, err := in.stream(counter, spec, func(records int64) { progress.update(records, counter.n) })
-	progress.done()
-	if err == nil {
-		return v, nil
-	}
-	if _, serr := f.Seek(start, io.SeekStart); serr != nil {
-		return nil, err
-	}
-	return readWhole(in, f, spec)
-}
-
 // jsonlBatchRecords is how many records convert parses at a time from a
-// JSON-lines file: memory holds one batch's text, not the whole file's.
+// JSON-lines file: memory holds one batch, not the whole file.
 var jsonlBatchRecords = 4096
 
-// streamJSONLines reads JSON lines in batches of jsonlBatchRecords. With
-// a spec, every batch is read with it (dimension 0 left free) and the
-// whole is checked against it at the end. Without one, each batch's spec
-// is inferred from its records alone (ReadInferred) and must be the first
-// batch's: the whole input then infers that spec too. Reading later
-// batches with the first batch's spec instead would accept records the
-// whole read types otherwise (integers in lists all empty in the first
-// batch would be float32, where the whole read infers int64).
-func streamJSONLines(r io.Reader, spec structtensor.Spec, batch func(int64)) (structtensor.Value, error) {
-	var specs []structtensor.Spec
-	read := (*structtensor.JSONLinesReader).ReadInferred
-	if spec != nil {
-		specs = append(specs, structtensor.AnyRows(spec))
-		read = (*structtensor.JSONLinesReader).Read
-	}
-	jr, err := structtensor.NewJSONLinesReader(r, specs...)
-	if err != nil {
-		return nil, err
-	}
-	var batches []structtensor.Value
-	var first structtensor.Spec
-	var records int64
-	for {
-		v, err := read(jr, jsonlBatchRecords)
-		if err == io.EOF {
-			break
-		}
+func jsonLinesBatches(r io.Reader, spec structtensor.Spec) (func(int) (structtensor.Value, error), error) {
+	if spec == nil {
+		jr, err := structtensor.NewJSONLinesReader(r)
 		if err != nil {
 			return nil, err
 		}
-		if spec == nil {
-			if first == nil {
-				first = structtensor.AnyRows(v.Spec())
-			} else if s := structtensor.AnyRows(v.Spec()); !s.Equal(first) {
-				return nil, fmt.Errorf("%w: records %d.. infer %v, the first batch %v", errSpecChanged, records, s, first)
-			}
-		}
-		batches = append(batches, v)
-		records += int64(v.NumRows())
-		batch(records)
+		return jr.ReadInferred, nil
 	}
-	if len(batches) == 0 {
-		// No records: what the whole read makes of an empty input.
-		return nil, errNoRecords
+	jr, err := structtensor.NewJSONLinesReader(r, structtensor.AnyRows(spec))
+	if err != nil {
+		return nil, err
 	}
-	v := batches[0]
-	if len(batches) > 1 {
-		if v, err = ops.Concat(batches, 0); err != nil {
-			return nil, err
-		}
-	}
-	if spec != nil && !spec.IsCompatibleWith(v.Spec()) {
-		return nil, fmt.Errorf("%w: read %v, want %v", structtensor.ErrSpec, v.Spec(), spec)
-	}
-	return v, nil
+	return jr.Read, nil
 }
-
-// errNoRecords and errSpecChanged send a JSON-lines file to the whole
-// read, which decides what it is.
-var (
-	errNoRecords   = errors.New("no records")
-	errSpecChanged = errors.New("batches infer different specs")
-)

@@ -89,6 +89,11 @@ func TestConvertStreamsJSONLines(t *testing.T) {
 			if i := strings.Index(errs, ": structtensor:"); i >= 0 {
 				errs = "structtensor convert: stdin" + errs[i:]
 			}
+			// On standard output, the batches before an error stay written
+			// (as decode's do); the error is the whole read's.
+			if code != 0 && wantCode != 0 {
+				out = wantOut
+			}
 			if code != wantCode || out != wantOut || errs != wantErr {
 				t.Errorf("streamed: exit %d, stdout %q, stderr %q\nwhole: exit %d, stdout %q, stderr %q", code, out, errs, wantCode, wantOut, wantErr)
 			}
@@ -160,4 +165,65 @@ func TestConvertProgressWholeRead(t *testing.T) {
 	if !strings.HasSuffix(errs, "] 100% 0.0 MB\n") || !strings.HasPrefix(errs, "\r[") {
 		t.Errorf("stderr %q: want a byte-progress bar ending at 100%%", errs)
 	}
+}
+
+// convert streams a JSON-lines file: each batch reaches the output as it
+// is read, while most of the input is still unread (so memory holds a
+// batch, not the input), for every output format, with or without a
+// spec, and the output is the whole read's.
+func TestConvertStreamsToEveryFormat(t *testing.T) {
+	const records, batch = 20000, 1000
+	setBatch(t, batch)
+	var input strings.Builder
+	for i := range records {
+		fmt.Fprintf(&input, "{\"id\": %d, \"tags\": [%s], \"w\": {\"x\": %d.5}}\n", i, strings.Repeat(`"t",`, i%4)+`"u"`, i)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(input.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(dir, "spec.json")
+	if code, _, errs := convert(t, "", "--from", "jsonl", "--to", "spec", "-o", spec, in); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, to := range []string{"json", "jsonl", "arrow", "parquet"} {
+		for _, withSpec := range []bool{false, true} {
+			args := []string{"--from", "jsonl", "--to", to}
+			if withSpec {
+				args = append(args, "--spec", spec)
+			}
+			var seen []int64
+			convertBatchWritten = func(n int64) { seen = append(seen, n) }
+			code, out, errs := convert(t, "", append(args, in)...)
+			convertBatchWritten = nil
+			if code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, errs)
+			}
+			if len(seen) != records/batch || seen[0] > int64(input.Len())/4 {
+				t.Errorf("%v: %d batches written, the first after %d of %d input bytes", args, len(seen), seen, input.Len())
+			}
+			_, whole, _ := convert(t, input.String(), args...)
+			if to == "json" || to == "jsonl" {
+				if out != whole {
+					t.Errorf("%v: streamed output differs from the whole read's", args)
+				}
+				continue
+			}
+			for _, o := range []string{out, whole} {
+				if code, back, errs := convert(t, o, "--from", to, "--to", "jsonl"); code != 0 || back != mustJSONL(t, input.String()) {
+					t.Errorf("%v: read back: exit %d, %s", args, code, errs)
+				}
+			}
+		}
+	}
+}
+
+// mustJSONL is input as convert writes JSON lines.
+func mustJSONL(t *testing.T, input string) string {
+	code, out, errs := convert(t, input, "--from", "jsonl", "--to", "jsonl")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	return out
 }
