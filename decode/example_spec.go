@@ -331,7 +331,7 @@ func (f *Feature) defaultValues(n int) (any, error) {
 }
 
 // sortedNames returns the keys of m in order.
-func sortedNames(m map[string]Feature) []string {
+func sortedNames[V any](m map[string]V) []string {
 	names := make([]string, 0, len(m))
 	for n := range m {
 		names = append(names, n)
