@@ -128,7 +128,7 @@ func ImportCData(arr *cdata.CArrowArray, schema *cdata.CArrowSchema, opts FromAr
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: arrow c data: %w", ErrInvalid, err)
 	}
-	s, err = opts.Record(rec)
+	s, err = opts.record(rec, true)
 	if err != nil {
 		rec.Release()
 		return nil, nil, err

@@ -56,6 +56,15 @@
 // views and run-end encoded arrays have no meaningful counterpart and
 // return ErrUnsupported naming the column.
 //
+// Sharing is limited to Go memory. A StructTensor has no Release; the
+// garbage collector keeps it and every value taken from it alive, which
+// keeps shared Go buffers alive too, but not buffers of a C allocator or a
+// C Data import, freed at their record's last Release. An array holding
+// any buffer outside Go memory is therefore copied into Go memory before
+// it is converted, and the result never depends on the record: the caller
+// may release it at once. ImportCData is the one import that shares C
+// memory, until the release it returns is called.
+//
 // Imported data is validated in full before any buffer is read
 // (array.ValidateFull: offsets monotone and in bounds, child and buffer
 // lengths), so corrupt input returns ErrInvalid naming the column, never

@@ -48,13 +48,21 @@ func FromArrowArray(arr arrow.Array) (st.Value, error) {
 // the column instead of reading out of bounds. The result shares the
 // batch's buffers wherever the layouts agree (see the package doc).
 //
-// Lifetimes: the result holds no reference count on rec. Buffers in Go
-// memory (memory.DefaultAllocator, the IPC readers of this package) stay
-// valid through the result's own Go references whatever becomes of rec.
-// Buffers in other memory (a C allocator, a C Data import) are valid only
-// until rec's last Release: keep rec retained for as long as the result
-// (or any value taken from it) is in use.
+// Lifetimes: the result does not depend on rec, which the caller may
+// release at once. Buffers in Go memory (memory.DefaultAllocator, the
+// checked allocator over it, the readers of this package) are shared, and
+// the garbage collector keeps them alive through the result. A column
+// holding any buffer in other memory (a C allocator, a C Data import),
+// which rec's last Release frees whatever still points into it, is first
+// copied into Go memory. ImportCData is the form that shares C memory,
+// under an explicit release.
 func (o FromArrowOptions) Record(rec arrow.RecordBatch) (*st.StructTensor, error) {
+	return o.record(rec, false)
+}
+
+// record is Record; shareForeign shares buffers outside Go memory too,
+// for a caller that keeps them alive itself (ImportCData).
+func (o FromArrowOptions) record(rec arrow.RecordBatch, shareForeign bool) (*st.StructTensor, error) {
 	schema := rec.Schema()
 	n := rec.NumRows()
 	if int(rec.NumCols()) != schema.NumFields() {
@@ -68,6 +76,10 @@ func (o FromArrowOptions) Record(rec arrow.RecordBatch) (*st.StructTensor, error
 		}
 		if !st.ValidFieldName(name) {
 			return nil, fmt.Errorf("column %d: %w: %q is not a valid field name", i, ErrUnsupported, name)
+		}
+		if !shareForeign {
+			col = goMemoryArray(col)
+			defer col.Release()
 		}
 		v, err := o.convertChecked(col, name)
 		if err != nil {
@@ -85,8 +97,12 @@ func (o FromArrowOptions) Record(rec arrow.RecordBatch) (*st.StructTensor, error
 // Array converts an Arrow array to a value of rank >= 1 with arr.Len()
 // rows: a Struct array becomes a rank-1 StructTensor, a list of anything a
 // value with one more (ragged or uniform) dimension, a primitive array a
-// Tensor.
+// Tensor. Like Record, it shares buffers in Go memory and copies the
+// array first if any of its buffers is elsewhere, so the result does not
+// depend on arr.
 func (o FromArrowOptions) Array(arr arrow.Array) (st.Value, error) {
+	arr = goMemoryArray(arr)
+	defer arr.Release()
 	return o.convertChecked(arr, "")
 }
 
