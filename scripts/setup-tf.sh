@@ -10,6 +10,16 @@
 #   - STRUCTTENSOR_TF_DIR=DIR: your own build, either a libtensorflow tree
 #     (DIR/lib/libtensorflow{,_cc}.so.2 + DIR/include/tensorflow/c/c_api.h) or a
 #     wheel's tensorflow/ directory. Nothing is installed then.
+#   - STRUCTTENSOR_TF_VENV=DIR: the tensorflow-cpu wheel (the version pinned
+#     in python/requirements.txt) installed into a virtualenv at DIR, for a
+#     program outside this repository (the module cache is read-only). It is
+#     reused while the pin is unchanged.
+#
+# For a Go module of your own that imports this one (README, "Using the
+# library from your own module"):
+#   st=$(go list -m -f '{{.Dir}}' github.com/structtensor/structtensor-go)
+#   STRUCTTENSOR_TF_VENV=~/.cache/structtensor/tf bash "$st/scripts/setup-tf.sh" ~/.cache/structtensor/pkgconfig
+#   export PKG_CONFIG_PATH=~/.cache/structtensor/pkgconfig
 #
 # Binaries get an rpath to the library directory, so they run without
 # LD_LIBRARY_PATH. Go programs do not depend on the libraries: package
@@ -67,11 +77,28 @@ if [ -n "${STRUCTTENSOR_TF_DIR:-}" ]; then
   v=$(cd "$libdir" && ls libtensorflow_framework.so.2.* 2>/dev/null | head -n1 | sed 's/^libtensorflow_framework\.so\.//') || true
   version=$v
 else
-  scripts/setup-python.sh main
+  venv=$root/.venv
+  if [ -n "${STRUCTTENSOR_TF_VENV:-}" ]; then
+    venv=$STRUCTTENSOR_TF_VENV
+    pin=$(grep -m1 '^tensorflow-cpu' python/requirements.txt) || die "no tensorflow-cpu pin in python/requirements.txt"
+    stamp="$venv/.structtensor-$(printf '%s' "$pin" | sha256sum | cut -c1-16)"
+    if [ ! -f "$stamp" ]; then
+      if [ -e "$venv" ] && [ ! -f "$venv/pyvenv.cfg" ] && [ -n "$(ls -A "$venv" 2>/dev/null)" ]; then
+        die "STRUCTTENSOR_TF_VENV=$venv exists and is not a virtualenv: give a new directory"
+      fi
+      echo "setup-tf: installing $pin into $venv" >&2
+      rm -rf "$venv"
+      "${PYTHON:-python3}" -m venv "$venv"
+      "$venv/bin/pip" install --quiet --prefer-binary "$pin"
+      touch "$stamp"
+    fi
+  else
+    scripts/setup-python.sh main
+  fi
   shopt -s nullglob
-  wheels=("$root"/.venv/lib/python3*/site-packages/tensorflow)
+  wheels=("$venv"/lib/python3*/site-packages/tensorflow)
   shopt -u nullglob
-  [ ${#wheels[@]} -ge 1 ] || die "no tensorflow package under .venv/lib/python3*/site-packages (did scripts/setup-python.sh main fail?)"
+  [ ${#wheels[@]} -ge 1 ] || die "no tensorflow package under $venv/lib/python3*/site-packages (did its installation fail?)"
   tfdir=${wheels[0]}
   find_layout "$tfdir" || die "$tfdir: the wheel lacks libtensorflow_cc.so.2, libtensorflow_framework.so.2 or include/tensorflow/c/*.h"
 fi
