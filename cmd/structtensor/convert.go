@@ -109,8 +109,10 @@ func newConvertCommand() *cobra.Command {
 		Long: `convert reads one value (a JSON document, JSON lines, an Arrow IPC stream or
 a Parquet file) and writes it in another format, or writes its spec (--to
 spec, the JSON form --spec reads). Without --spec the spec is inferred from
-the data. A JSON-lines file is read in batches; -o FILE is written to a
-temporary file renamed over FILE only once complete.`,
+the data. A JSON-lines file (4096 records at a time) and an Arrow IPC file
+(a record batch at a time) are converted batch by batch, so memory holds
+one batch whatever the file's size; other inputs are read whole. -o FILE is
+written to a temporary file renamed over FILE only once complete.`,
 		Example: `  structtensor convert --from jsonl in.jsonl --to parquet -o out.parquet
   structtensor convert in.jsonl --from jsonl --to spec -o spec.json
   structtensor convert --from jsonl --spec spec.json --to arrow < in.jsonl > out.arrows

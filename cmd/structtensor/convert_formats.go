@@ -25,6 +25,22 @@ func init() {
 			}
 			return starrow.WriteIPC(w, s)
 		})
+	// An Arrow IPC stream converts record batch by record batch (memory
+	// holds one of the producer's batches).
+	formats["arrow"].batches = func(r io.Reader, _ structtensor.Spec) (func(int) (structtensor.Value, error), error) {
+		ir, err := starrow.NewIPCReader(r, starrow.FromArrowOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return func(int) (structtensor.Value, error) {
+			s, err := ir.Next()
+			if err != nil {
+				ir.Release()
+				return nil, err
+			}
+			return s, nil
+		}, nil
+	}
 	registerFormat("parquet",
 		func(r io.Reader) (structtensor.Value, error) {
 			// Parquet's footer is at the end: the reader needs random access.

@@ -219,6 +219,44 @@ func TestConvertStreamsToEveryFormat(t *testing.T) {
 	}
 }
 
+// An Arrow IPC stream converts record batch by record batch.
+func TestConvertStreamsArrowBatches(t *testing.T) {
+	const records, batch = 20000, 1000
+	setBatch(t, batch)
+	var input strings.Builder
+	for i := range records {
+		fmt.Fprintf(&input, "{\"id\": %d, \"tags\": [%s]}\n", i, strings.Repeat(`"t",`, i%4)+`"u"`)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(input.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	arrowFile := filepath.Join(dir, "in.arrow")
+	if code, _, errs := convert(t, "", "--from", "jsonl", "--to", "arrow", "-o", arrowFile, in); code != 0 {
+		t.Fatal(errs)
+	}
+	size := int64(0)
+	if fi, err := os.Stat(arrowFile); err == nil {
+		size = fi.Size()
+	}
+	for _, to := range []string{"jsonl", "parquet"} {
+		var seen []int64
+		convertBatchWritten = func(n int64) { seen = append(seen, n) }
+		code, out, errs := convert(t, "", "--from", "arrow", "--to", to, arrowFile)
+		convertBatchWritten = nil
+		if code != 0 {
+			t.Fatalf("arrow to %s: exit %d: %s", to, code, errs)
+		}
+		if len(seen) != records/batch || seen[0] > size/4 {
+			t.Errorf("arrow to %s: %d batches written, the first after %d of %d input bytes", to, len(seen), seen, size)
+		}
+		if to == "jsonl" && out != mustJSONL(t, input.String()) {
+			t.Errorf("arrow to jsonl: output differs from the input's records")
+		}
+	}
+}
+
 // mustJSONL is input as convert writes JSON lines.
 func mustJSONL(t *testing.T, input string) string {
 	code, out, errs := convert(t, input, "--from", "jsonl", "--to", "jsonl")
