@@ -49,6 +49,8 @@ demo: build
 	./bin/structtensor demo
 
 vet: setup-go setup-tf
+	$(GO) mod tidy -diff
+	cd beam && $(GO) mod tidy -diff
 	$(GO) vet ./...
 	cd beam && $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
