@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfrecord"
@@ -107,6 +108,7 @@ func (s *Stream) Next(ctx context.Context) (*structtensor.StructTensor, error) {
 		s.readAhead()
 	}
 	r := <-s.ahead
+	s.ahead = nil
 	if err := r.err; err != nil {
 		if !errors.Is(err, io.EOF) {
 			err = fmt.Errorf("decode: reading records: %w", err)
@@ -130,6 +132,40 @@ func (s *Stream) Next(ctx context.Context) (*structtensor.StructTensor, error) {
 	s.n += int64(batch.Len())
 	s.bytes += int64(len(batch.Data))
 	return st, nil
+}
+
+// Batches returns an iterator over the batches of records read from r and
+// decoded with p, as a Stream configured by o yields them. It ends at the
+// end of the stream, or after yielding an error (with a nil batch): a
+// *RecordError whose Record counts from the start of r, a framing error
+// of the tfrecord package, or ctx's error once ctx is done. Breaking out
+// of the loop early is allowed: the iterator waits for the read it had
+// started ahead, so r is no longer in use once the loop is over.
+func (p *Plan) Batches(ctx context.Context, r io.Reader, o StreamOptions) iter.Seq2[*structtensor.StructTensor, error] {
+	return func(yield func(*structtensor.StructTensor, error) bool) {
+		s := p.NewStream(r, o)
+		defer s.waitRead()
+		for {
+			st, err := s.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if !yield(st, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// waitRead waits for the read in flight, if any, to finish with r.
+func (s *Stream) waitRead() {
+	if s.ahead != nil {
+		r := <-s.ahead
+		s.ahead = nil
+		if s.err == nil && r.err != nil {
+			s.err = r.err
+		}
+	}
 }
 
 // Records returns the number of records decoded so far.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -197,4 +198,67 @@ func TestStreamReadsAhead(t *testing.T) {
 	if rows != len(ds.records) {
 		t.Fatalf("%d rows, want %d", rows, len(ds.records))
 	}
+}
+
+// TestBatchesStops checks that a Batches loop ends on a bad frame with
+// its error, and that breaking out early leaves the reader unused.
+func TestBatchesStops(t *testing.T) {
+	plan, err := Compile(testDescriptors(t), "structtensor.testdata.proto3.Proto3Msg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file bytes.Buffer
+	w := tfrecord.NewWriter(&file)
+	for range 10 {
+		if err := w.Write(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := file.Bytes()
+	n, batches := 0, 0
+	for st, err := range plan.Batches(context.Background(), bytes.NewReader(data), StreamOptions{BatchSize: 3}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += st.NumRows()
+		batches++
+	}
+	if n != 10 || batches != 4 {
+		t.Errorf("read %d records in %d batches, want 10 in 4", n, batches)
+	}
+
+	var errs []error
+	for st, err := range plan.Batches(context.Background(), bytes.NewReader(data[:len(data)-3]), StreamOptions{BatchSize: 3}) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n += st.NumRows()
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], tfrecord.ErrTruncated) {
+		t.Errorf("truncated stream: %v, want one ErrTruncated", errs)
+	}
+
+	r := &countingReader{r: bytes.NewReader(data)}
+	for range plan.Batches(context.Background(), r, StreamOptions{BatchSize: 1}) {
+		break
+	}
+	reads := r.reads.Load()
+	time.Sleep(10 * time.Millisecond)
+	if r.reads.Load() != reads {
+		t.Error("the reader was still read after the loop ended")
+	}
+}
+
+type countingReader struct {
+	r     io.Reader
+	reads atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.reads.Add(1)
+	return c.r.Read(p)
 }

@@ -89,3 +89,40 @@ func ExampleRecordError() {
 	// good
 	// record 1 at byte offset 20: corrupt true, truncated false
 }
+
+// All ranges over the records of a stream; a corrupt record ends the loop
+// with its error.
+func ExampleReader_All() {
+	var file bytes.Buffer
+	w := tfrecord.NewWriter(&file)
+	for _, rec := range []string{"alpha", "beta"} {
+		if err := w.Write([]byte(rec)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	good := bytes.Clone(file.Bytes())
+	for rec, err := range tfrecord.NewReader(bytes.NewReader(good)).All() {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s\n", rec)
+	}
+	bad := bytes.Clone(good)
+	bad[len(bad)-6] ^= 1 // a byte of the last record's data
+	r := tfrecord.NewReader(bytes.NewReader(bad))
+	for rec, err := range r.All() {
+		if err != nil {
+			fmt.Println("record", r.Index(), errors.Is(err, tfrecord.ErrCorrupt))
+			break
+		}
+		fmt.Printf("%s\n", rec)
+	}
+	// Output:
+	// alpha
+	// beta
+	// alpha
+	// record 1 true
+}

@@ -1,6 +1,10 @@
 package tfrecord
 
-import "io"
+import (
+	"errors"
+	"io"
+	"iter"
+)
 
 // Batch is a run of records stored in one contiguous buffer: record i is
 // Data[Offsets[i]:Offsets[i+1]]. Offsets has Len()+1 entries and starts at
@@ -84,9 +88,29 @@ func (r *Reader) ReadBatch(dst *Batch, max int) error { return r.s.readBatch(dst
 // error is the index of the record that failed.
 func (r *Reader) Index() int64 { return r.s.index }
 
+// All returns an iterator over the remaining records, each in a newly
+// allocated slice the caller owns. It ends after the last record, or after
+// yielding an error (never io.EOF) with a nil record; Index then names the
+// record that failed.
+func (r *Reader) All() iter.Seq2[[]byte, error] { return all(r.s) }
+
 // Offset returns the byte offset, in the uncompressed stream, of the next
 // record to be read.
 func (r *Reader) Offset() int64 { return r.s.offset }
+
+func all(s *stream) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		for {
+			rec, err := next(s)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if !yield(rec, err) || err != nil {
+				return
+			}
+		}
+	}
+}
 
 func next(s *stream) ([]byte, error) {
 	data, err := s.appendNext(nil)
@@ -139,3 +163,6 @@ func (r *DelimitedReader) Index() int64 { return r.s.index }
 // Offset returns the byte offset, in the uncompressed stream, of the next
 // record to be read.
 func (r *DelimitedReader) Offset() int64 { return r.s.offset }
+
+// All returns an iterator over the remaining records, as Reader.All does.
+func (r *DelimitedReader) All() iter.Seq2[[]byte, error] { return all(r.s) }
