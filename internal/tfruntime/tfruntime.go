@@ -20,12 +20,16 @@
 // executable's run path (scripts/setup-tf.sh's pkg-config file gives
 // every binary one), LD_LIBRARY_PATH and the system's directories.
 //
-// Logging: before loading, TF_CPP_MIN_LOG_LEVEL=2 and
-// TF_ENABLE_ONEDNN_OPTS=0 are set unless the environment already sets
-// them, so that TensorFlow's start-up INFO lines (oneDNN, CPU features)
-// and per-run warnings stay off stderr. STRUCTTENSOR_TF_LOG=1 leaves
-// TensorFlow's own defaults; setting TF_CPP_MIN_LOG_LEVEL (0: all, 1: no
-// INFO) chooses the level.
+// Logging: unless STRUCTTENSOR_TF_LOG=1, TF_CPP_MIN_LOG_LEVEL is set to 1
+// (no INFO; warnings and errors kept) before loading when the environment
+// does not set it, and the lines TensorFlow logs while it loads (the
+// oneDNN notice, absl's preamble: no log level silences them) are
+// dropped: stderr is captured in an anonymous file during dlopen and
+// everything else written meanwhile is written back once it returns (so
+// a crash inside TensorFlow's initialisers loses its message: rerun with
+// STRUCTTENSOR_TF_LOG=1). STRUCTTENSOR_TF_LOG=1 leaves TensorFlow's own
+// logging as it is; TF_CPP_MIN_LOG_LEVEL (0: all, 2: errors only) chooses
+// the level.
 package tfruntime
 
 // #cgo CXXFLAGS: -std=c++17 -O2
