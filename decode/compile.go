@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 
@@ -45,6 +46,42 @@ type CompileOptions struct {
 // the default options. See CompileOptions.Compile.
 func Compile(d *Descriptors, message string, paths ...string) (*Plan, error) {
 	return CompileOptions{}.Compile(d, message, paths...)
+}
+
+// CompileMessage compiles a decoding plan for records of m's type (m may
+// be a nil pointer of a generated message type, or a dynamicpb message)
+// with the default options. See CompileOptions.CompileDescriptor.
+func CompileMessage(m proto.Message, paths ...string) (*Plan, error) {
+	return CompileOptions{}.CompileMessage(m, paths...)
+}
+
+// CompileDescriptor compiles a decoding plan for records of message type
+// md with the default options. See CompileOptions.CompileDescriptor.
+func CompileDescriptor(md protoreflect.MessageDescriptor, paths ...string) (*Plan, error) {
+	return CompileOptions{}.CompileDescriptor(md, paths...)
+}
+
+// CompileMessage is CompileDescriptor for m's message type.
+func (o CompileOptions) CompileMessage(m proto.Message, paths ...string) (*Plan, error) {
+	if m == nil {
+		return nil, fmt.Errorf("%w: nil message", ErrInput)
+	}
+	return o.CompileDescriptor(m.ProtoReflect().Descriptor(), paths...)
+}
+
+// CompileDescriptor compiles a decoding plan for records of message type
+// md, with the descriptors of md's file and its imports (FromMessage):
+// Compile without building a Descriptors first. Extensions declared in
+// files md's file does not import are not seen.
+func (o CompileOptions) CompileDescriptor(md protoreflect.MessageDescriptor, paths ...string) (*Plan, error) {
+	if md == nil {
+		return nil, fmt.Errorf("%w: nil message descriptor", ErrInput)
+	}
+	d, err := FromMessage(md)
+	if err != nil {
+		return nil, err
+	}
+	return o.Compile(d, string(md.FullName()), paths...)
 }
 
 // Compile compiles a decoding plan for records of the named message,

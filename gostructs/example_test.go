@@ -47,8 +47,8 @@ func ExampleToStructs() {
 		Title   string   `structtensor:"title"`
 		Minutes *float64 `structtensor:"est_time"`
 	}
-	var out []Title
-	if err := gostructs.ToStructs(s, &out); err != nil {
+	out, err := gostructs.ToStructs[Title](s)
+	if err != nil {
 		panic(err)
 	}
 	fmt.Println(out[0].Title, *out[0].Minutes, out[1].Title, out[1].Minutes)

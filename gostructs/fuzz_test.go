@@ -53,8 +53,8 @@ func FuzzToStructs(f *testing.F) {
 			}
 			return // lines that are not objects: no rows of a struct type
 		}
-		var rows []Node
-		if err := ToStructs(s, &rows); err != nil {
+		rows, err := ToStructs[Node](s)
+		if err != nil {
 			if withSpec && !errors.Is(err, ErrRange) {
 				t.Fatalf("ToStructs of a value of Node's spec: %v", err)
 			}
@@ -70,8 +70,8 @@ func FuzzToStructs(f *testing.F) {
 		if withSpec && !st.Equal(back, binaryRaw(t, s)) {
 			t.Fatalf("FromStructs(ToStructs(s)) != s\n got %v\nwant %v", back, s)
 		}
-		var again []Node
-		if err := ToStructs(back, &again); err != nil {
+		again, err := ToStructs[Node](back)
+		if err != nil {
 			t.Fatalf("ToStructs(FromStructs(rows)): %v", err)
 		}
 		if !reflect.DeepEqual(again, rows) {

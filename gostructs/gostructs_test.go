@@ -62,8 +62,8 @@ func TestRoundTripFixed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back []Recipe
-	if err := ToStructs(s, &back); err != nil {
+	back, err := ToStructs[Recipe](s)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(back, rows) {
@@ -87,8 +87,7 @@ func TestErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []narrow
-	err = ToStructs(s, &out)
+	_, err = ToStructs[narrow](s)
 	if !errors.Is(err, ErrRange) || err.Error() != "row 1: structtensor/gostructs: value out of range: field x: 300 does not fit int8" {
 		t.Errorf("narrowing: err = %v", err)
 	}
@@ -96,16 +95,16 @@ func TestErrors(t *testing.T) {
 	type other struct {
 		Y int32 `structtensor:"y"`
 	}
-	var o []other
-	if err := ToStructs(s, &o); !errors.Is(err, ErrType) || !strings.Contains(err.Error(), "field y: no such field in the StructTensor (fields: x)") {
+	_, err = ToStructs[other](s)
+	if !errors.Is(err, ErrType) || !strings.Contains(err.Error(), "field y: no such field in the StructTensor (fields: x)") {
 		t.Errorf("missing field: err = %v", err)
 	}
 	// A dtype that does not fit.
 	type str struct {
 		X string `structtensor:"x"`
 	}
-	var so []str
-	if err := ToStructs(s, &so); !errors.Is(err, ErrType) {
+	_, err = ToStructs[str](s)
+	if !errors.Is(err, ErrType) {
 		t.Errorf("dtype mismatch: err = %v", err)
 	}
 	// An optional value holding two values.
@@ -119,8 +118,8 @@ func TestErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var op []opt
-	if err := ToStructs(m, &op); !errors.Is(err, ErrRange) || !strings.HasPrefix(err.Error(), "row 1: ") {
+	_, err = ToStructs[opt](m)
+	if !errors.Is(err, ErrRange) || !strings.HasPrefix(err.Error(), "row 1: ") {
 		t.Errorf("optional with two values: err = %v", err)
 	}
 }
@@ -214,8 +213,8 @@ func TestRoundTripProperty(t *testing.T) {
 		if s.NumRows() != len(rows) {
 			t.Fatalf("%d rows, want %d", s.NumRows(), len(rows))
 		}
-		back := []Node{}
-		if err := ToStructs(s, &back); err != nil {
+		back, err := ToStructs[Node](s)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if len(rows) == 0 {
@@ -255,4 +254,20 @@ func TestColumnsProperty(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestToStructsNeedsStructsAndRankOne(t *testing.T) {
+	type row struct {
+		X int32 `structtensor:"x"`
+	}
+	s, err := FromStructs([]row{{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ToStructs[int](s); !errors.Is(err, ErrType) {
+		t.Errorf("ToStructs[int]: %v, want ErrType", err)
+	}
+	if _, err := ToStructs[row](nil); !errors.Is(err, ErrType) {
+		t.Errorf("ToStructs of nil: %v, want ErrType", err)
+	}
 }

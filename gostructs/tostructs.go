@@ -8,18 +8,31 @@ import (
 	st "github.com/structtensor/structtensor-go/structtensor"
 )
 
-// ToStructs fills *out (a *[]T with T a struct type) with one element per
-// row of s, a rank-1 StructTensor, the inverse of FromStructs. Every field
-// of T must be present in s (fields of s that T lacks are ignored) with a
-// dtype and shape that fit its Go type; narrow integer types are range
-// checked. Empty lists and absent optional values become nil.
-func ToStructs(s *st.StructTensor, out any) error {
-	pv := reflect.ValueOf(out)
-	if pv.Kind() != reflect.Pointer || pv.IsNil() || pv.Elem().Kind() != reflect.Slice || pv.Elem().Type().Elem().Kind() != reflect.Struct {
-		return fmt.Errorf("%w: ToStructs needs a non-nil *[]T with T a struct, got %T", ErrType, out)
+// ToStructs returns one T (a struct type) per row of s, a rank-1
+// StructTensor: the inverse of FromStructs. Every field of T must be
+// present in s (fields of s that T lacks are ignored) with a dtype and
+// shape that fit its Go type; narrow integer types are range checked.
+// Empty lists and absent optional values become nil. The result is the
+// caller's: strings and slices are copies, never views of s's storage.
+func ToStructs[T any](s *st.StructTensor) ([]T, error) {
+	var rows []T
+	if err := toStructs(s, &rows); err != nil {
+		return nil, err
 	}
-	if s.Rank() != 1 {
-		return fmt.Errorf("%w: ToStructs needs a rank-1 StructTensor, got shape %v", ErrType, s.Shape())
+	return rows, nil
+}
+
+func toStructs(s *st.StructTensor, out any) error {
+	pv := reflect.ValueOf(out)
+	if pv.Elem().Type().Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("%w: ToStructs needs a struct type, got %v", ErrType, pv.Elem().Type().Elem())
+	}
+	if s == nil || s.Rank() != 1 {
+		shape := st.Shape(nil)
+		if s != nil {
+			shape = s.Shape()
+		}
+		return fmt.Errorf("%w: ToStructs needs a rank-1 StructTensor, got shape %v", ErrType, shape)
 	}
 	typ := pv.Elem().Type().Elem()
 	r, err := newReader(typ, s, "")

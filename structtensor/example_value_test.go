@@ -102,3 +102,18 @@ func ExampleToJSON() {
 	// {"id":18446744073709551615,"raw":"/wA=","score":[0.5,"Infinity","NaN"]}
 	// [0.5 +Inf NaN]
 }
+
+// StructFromJSONLines returns the *StructTensor of one-object-per-line
+// input directly, and an error for lines that are not objects.
+func ExampleStructFromJSONLines() {
+	st, err := structtensor.StructFromJSONLines([]byte("{\"id\": 1}\n{\"id\": 2}\n"))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(st.NumRows(), st.FieldNames())
+	_, err = structtensor.StructFromJSONLines([]byte("1\n2\n"))
+	fmt.Println(err)
+	// Output:
+	// 2 [id]
+	// structtensor: cannot infer value: the JSON lines hold TensorSpec([2], int64) values, not objects
+}

@@ -81,6 +81,34 @@ func FromJSONLines(data []byte, spec ...Spec) (Value, error) {
 	return checkSpec(v, spec)
 }
 
+// StructFromJSONLines is FromJSONLines for lines that are JSON objects,
+// the common case of one record per line: it returns the rank-1
+// StructTensor itself, and ErrInference if the lines hold other values.
+func StructFromJSONLines(data []byte, spec ...Spec) (*StructTensor, error) {
+	v, err := FromJSONLines(data, spec...)
+	if err != nil {
+		return nil, err
+	}
+	return asRecords(v)
+}
+
+// ReadStructJSONLines is StructFromJSONLines on everything r holds.
+func ReadStructJSONLines(r io.Reader, spec ...Spec) (*StructTensor, error) {
+	v, err := ReadJSONLines(r, spec...)
+	if err != nil {
+		return nil, err
+	}
+	return asRecords(v)
+}
+
+func asRecords(v Value) (*StructTensor, error) {
+	s, ok := v.(*StructTensor)
+	if !ok {
+		return nil, fmt.Errorf("%w: the JSON lines hold %s values, not objects", ErrInference, v.Spec())
+	}
+	return s, nil
+}
+
 // records reads JSON lines into n and returns how many there were. first
 // is the index of the first record, for messages.
 func (p *jsonParser) records(n *node, first int) (int, *buildError) {
