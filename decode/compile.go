@@ -327,29 +327,6 @@ func defaultBits(fd protoreflect.FieldDescriptor) (uint64, []byte) {
 	return 0, nil
 }
 
-// dtypeOf is the output element type of a scalar kind.
-func dtypeOf(k protoreflect.Kind) structtensor.DType {
-	switch k {
-	case protoreflect.BoolKind:
-		return structtensor.Bool
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind, protoreflect.EnumKind:
-		return structtensor.Int32
-	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		return structtensor.Int64
-	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		return structtensor.Uint32
-	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		return structtensor.Uint64
-	case protoreflect.FloatKind:
-		return structtensor.Float32
-	case protoreflect.DoubleKind:
-		return structtensor.Float64
-	case protoreflect.StringKind, protoreflect.BytesKind:
-		return structtensor.String
-	}
-	return structtensor.Invalid
-}
-
 type compiler struct {
 	d    *Descriptors
 	opts CompileOptions
@@ -401,7 +378,7 @@ func (c *compiler) addNode(md protoreflect.MessageDescriptor, path string, sel *
 		f := &planField{
 			name:   OutputName(fd),
 			number: int32(fd.Number()),
-			kind:   uint8(fd.Kind()),
+			kind:   fd.Kind(),
 			mode:   fieldMode(fd),
 			utf8:   enforceUTF8(fd),
 		}
@@ -438,7 +415,7 @@ func (c *compiler) addNode(md protoreflect.MessageDescriptor, path string, sel *
 			f.child = child
 		} else {
 			f.column = len(c.plan.columns)
-			c.plan.columns = append(c.plan.columns, dtypeOf(fd.Kind()))
+			c.plan.columns = append(c.plan.columns, kindDType(fd.Kind()))
 			if f.mode <= modeImplicit {
 				f.defBits, f.defStr = defaultBits(fd)
 			}
@@ -464,5 +441,8 @@ func (p *Plan) finish() (*Plan, error) {
 		return nil, fmt.Errorf("%w: %v", ErrPlan, err)
 	}
 	p.native = np
+	if err := p.checkEngine(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }

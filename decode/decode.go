@@ -238,7 +238,7 @@ func (p *Plan) column(res *native.Result, f *planField, count int) (*structtenso
 		if err != nil {
 			return nil, err
 		}
-		text := f.kind == 9 && ((f.utf8 && p.flags&flagAcceptInvalidUTF8 == 0) || utf8.Valid(data))
+		text := f.kind == protoreflect.StringKind && ((f.utf8 && p.flags&flagAcceptInvalidUTF8 == 0) || utf8.Valid(data))
 		t, err := structtensor.NewStringTensor(structtensor.Shape{len(offsets) - 1}, data, offsets, text)
 		if err != nil {
 			return nil, fmt.Errorf("decode: internal: field %q: %w", f.name, err)

@@ -47,7 +47,7 @@ type planNode struct {
 type planField struct {
 	name      string
 	number    int32
-	kind      uint8 // protoreflect.Kind, = FieldDescriptorProto.Type
+	kind      protoreflect.Kind // = FieldDescriptorProto.Type in the byte form
 	mode      uint8
 	utf8      bool
 	oneof     int // 0: none
@@ -58,7 +58,7 @@ type planField struct {
 	defStr    []byte
 }
 
-func (f *planField) isMessage() bool { return f.kind == 10 || f.kind == 11 }
+func (f *planField) isMessage() bool { return isMessageKind(f.kind) }
 
 // Message returns the full name of the message the plan decodes.
 func (p *Plan) Message() string { return p.message }
@@ -111,7 +111,7 @@ func (p *Plan) marshal() []byte {
 			} else {
 				b = binary.AppendUvarint(b, 0)
 				if !f.isMessage() {
-					if dtypeOfKind(f.kind) == structtensor.String {
+					if kindDType(f.kind) == structtensor.String {
 						b = appendString(b, f.defStr)
 					} else {
 						b = binary.AppendUvarint(b, f.defBits)
@@ -128,32 +128,18 @@ func appendString(b, s []byte) []byte {
 	return append(b, s...)
 }
 
-func dtypeOfKind(k uint8) structtensor.DType {
-	switch k {
-	case 8:
-		return structtensor.Bool
-	case 5, 17, 15, 14:
-		return structtensor.Int32
-	case 3, 18, 16:
-		return structtensor.Int64
-	case 13, 7:
-		return structtensor.Uint32
-	case 4, 6:
-		return structtensor.Uint64
-	case 2:
-		return structtensor.Float32
-	case 1:
-		return structtensor.Float64
-	case 9, 12:
-		return structtensor.String
-	}
-	return structtensor.Invalid
-}
-
-// planReader reads the byte form.
+// planReader reads the byte form, remembering the first error with the
+// byte offset at which it occurred.
 type planReader struct {
+	all []byte
 	b   []byte
 	err error
+}
+
+func (r *planReader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: byte offset %d: %s", ErrPlan, len(r.all)-len(r.b), fmt.Sprintf(format, args...))
+	}
 }
 
 func (r *planReader) uvarint() uint64 {
@@ -162,11 +148,28 @@ func (r *planReader) uvarint() uint64 {
 	}
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
-		r.err = fmt.Errorf("%w: truncated varint", ErrPlan)
+		r.fail("truncated varint")
 		return 0
 	}
 	r.b = r.b[n:]
 	return v
+}
+
+// index reads a count or an index that must be below limit.
+func (r *planReader) index(what string, limit int) int {
+	v := r.uvarint()
+	if r.err == nil && v >= uint64(limit) {
+		r.fail("%s %d out of range (limit %d)", what, v, limit)
+		return 0
+	}
+	return int(v)
+}
+
+// count reads a number of entries that each take at least one byte, so a
+// count larger than the bytes left is corrupt before anything is
+// allocated for it.
+func (r *planReader) count(what string) int {
+	return r.index(what, len(r.b)+1)
 }
 
 func (r *planReader) str() string {
@@ -175,7 +178,7 @@ func (r *planReader) str() string {
 		return ""
 	}
 	if n > uint64(len(r.b)) {
-		r.err = fmt.Errorf("%w: truncated string", ErrPlan)
+		r.fail("truncated string")
 		return ""
 	}
 	s := string(r.b[:n])
@@ -183,66 +186,135 @@ func (r *planReader) str() string {
 	return s
 }
 
-// UnmarshalPlan parses the byte form written by MarshalBinary. The engine
-// validates it (every index in range, a tree of nodes, each column and
-// partition used once), so a plan that parses is safe to decode with.
+// UnmarshalPlan parses the byte form written by MarshalBinary. It checks
+// everything it reads (versions, counts against the bytes present, every
+// index in range, kinds, modes and column types against the one kind to
+// dtype table, names, no trailing bytes) and fails with ErrPlan naming the
+// byte offset; the engine then validates the plan again (a tree of nodes,
+// each column and partition used once), and its column types are checked
+// against this package's.
 func UnmarshalPlan(b []byte) (*Plan, error) {
-	np, err := native.NewPlan(b)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrPlan, err)
-	}
 	if len(b) < 4 || string(b[:4]) != "STPL" {
 		return nil, fmt.Errorf("%w: bad magic", ErrPlan)
 	}
-	r := &planReader{b: b[4:]}
+	r := &planReader{all: b, b: b[4:]}
 	if v := r.uvarint(); r.err == nil && v != planVersion {
-		return nil, fmt.Errorf("%w: version %d", ErrPlan, v)
+		return nil, fmt.Errorf("%w: version %d (this package reads %d)", ErrPlan, v, planVersion)
 	}
-	p := &Plan{bytes: append([]byte(nil), b...), native: np}
+	p := &Plan{bytes: append([]byte(nil), b...)}
 	p.message = r.str()
-	p.flags = r.uvarint()
-	p.maxDepth = int(r.uvarint())
-	ncols := r.uvarint()
-	for i := uint64(0); i < ncols && r.err == nil; i++ {
-		p.columns = append(p.columns, structtensor.DType(r.uvarint()))
+	if r.err == nil && !protoreflect.FullName(p.message).IsValid() {
+		r.fail("message name %q is not a valid full name", p.message)
 	}
-	p.nparts = int(r.uvarint())
-	nnodes := r.uvarint()
-	for i := uint64(0); i < nnodes && r.err == nil; i++ {
+	p.flags = r.uvarint()
+	if r.err == nil && p.flags&^uint64(flagFillRequired|flagAcceptInvalidUTF8) != 0 {
+		r.fail("unknown flags %#x", p.flags)
+	}
+	p.maxDepth = r.index("max depth", 10001)
+	if r.err == nil && p.maxDepth < 1 {
+		r.fail("max depth 0")
+	}
+	ncols := r.count("column count")
+	for i := 0; i < ncols && r.err == nil; i++ {
+		d := structtensor.DType(r.uvarint())
+		if r.err == nil && !d.Valid() {
+			r.fail("column %d: dtype %d", i, d)
+		}
+		p.columns = append(p.columns, d)
+	}
+	p.nparts = r.count("partition count")
+	nnodes := r.count("node count")
+	if r.err == nil && nnodes == 0 {
+		r.fail("no nodes")
+	}
+	for i := 0; i < nnodes && r.err == nil; i++ {
 		n := &planNode{path: r.str()}
-		nf := r.uvarint()
-		for j := uint64(0); j < nf && r.err == nil; j++ {
+		nf := r.count("field count")
+		for j := 0; j < nf && r.err == nil; j++ {
 			f := &planField{}
-			f.number = int32(r.uvarint())
+			f.number = int32(r.index("field number", int(protowireMaxField)+1))
+			if r.err == nil && f.number < 1 {
+				r.fail("field number 0")
+			}
 			f.name = r.str()
-			f.kind = uint8(r.uvarint())
-			f.mode = uint8(r.uvarint())
-			f.utf8 = r.uvarint()&1 != 0
-			f.oneof = int(r.uvarint())
-			target := int(r.uvarint())
-			part := int(r.uvarint())
+			if r.err == nil && !structtensor.ValidFieldName(f.name) {
+				r.fail("field name %q", f.name)
+			}
+			f.kind = protoreflect.Kind(r.index("kind", len(kindDTypes)))
+			if r.err == nil && !validKind(f.kind) {
+				r.fail("field %q: kind %d", f.name, f.kind)
+			}
+			f.mode = uint8(r.index("mode", modeRepeated+1))
+			flags := r.uvarint()
+			if r.err == nil && flags&^1 != 0 {
+				r.fail("field %q: unknown flags %#x", f.name, flags)
+			}
+			f.utf8 = flags&1 != 0
+			f.oneof = r.index("oneof", protowireMaxField+1)
 			if f.isMessage() {
-				f.child = target
+				f.child = r.index("child node", nnodes)
+				if r.err == nil && f.child <= i {
+					r.fail("field %q: child node %d is not below node %d", f.name, f.child, i)
+				}
 			} else {
-				f.column = target
+				f.column = r.index("column", ncols)
+				if r.err == nil && p.columns[f.column] != kindDType(f.kind) {
+					r.fail("field %q: column %d of %s for a %s field (want %s)", f.name, f.column, p.columns[f.column], f.kind, kindDType(f.kind))
+				}
 			}
 			if f.mode >= modeOptional {
-				f.partition = part
-			} else if !f.isMessage() {
-				if dtypeOfKind(f.kind) == structtensor.String {
-					f.defStr = []byte(r.str())
-				} else {
-					f.defBits = r.uvarint()
+				f.partition = r.index("partition", p.nparts)
+			} else {
+				r.index("partition of a scalar field", 1)
+				if !f.isMessage() {
+					if kindDType(f.kind) == structtensor.String {
+						f.defStr = []byte(r.str())
+					} else {
+						f.defBits = r.uvarint()
+					}
 				}
 			}
 			n.fields = append(n.fields, f)
 		}
 		p.nodes = append(p.nodes, n)
 	}
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d bytes after the plan", len(r.b))
+	}
 	if r.err != nil {
 		return nil, r.err
 	}
+	np, err := native.NewPlan(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrPlan, err)
+	}
+	p.native = np
+	if err := p.checkEngine(); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// protowireMaxField is the largest protobuf field number.
+const protowireMaxField = 1<<29 - 1
+
+// checkEngine checks that the engine read the plan's columns and
+// partitions as this package did: the same count, and for each column the
+// dtype of kindDTypes (the engine allocates columns by its own copy of
+// that table).
+func (p *Plan) checkEngine() error {
+	if n := p.native.NumColumns(); n != len(p.columns) {
+		return fmt.Errorf("%w: the engine reads %d columns, the plan has %d", ErrPlan, n, len(p.columns))
+	}
+	if n := p.native.NumPartitions(); n != p.nparts {
+		return fmt.Errorf("%w: the engine reads %d partitions, the plan has %d", ErrPlan, n, p.nparts)
+	}
+	for c, d := range p.columns {
+		if e := structtensor.DType(p.native.ColumnDType(c)); e != d {
+			return fmt.Errorf("%w: column %d: the engine's dtype is %s, the plan's %s", ErrPlan, c, e, d)
+		}
+	}
+	return nil
 }
 
 // Spec returns the StructSpec of the decoded output, known before any
@@ -292,7 +364,7 @@ func (p *Plan) BinaryFields() []string {
 			switch {
 			case f.isMessage():
 				walk(f.child, path+".")
-			case f.kind == 12: // bytes
+			case f.kind == protoreflect.BytesKind:
 				paths = append(paths, path)
 			}
 		}

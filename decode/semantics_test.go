@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -607,6 +608,55 @@ func TestProjection(t *testing.T) {
 		}
 		if p.String() != tc.want {
 			t.Errorf("Compile(%s, %q) =\n%s\nwant\n%s", tc.message, tc.paths, p, tc.want)
+		}
+	}
+}
+
+// TestUnmarshalPlanChecks corrupts one part of a valid plan at a time and
+// checks that the Go parser names what is wrong before the engine sees
+// the plan.
+func TestUnmarshalPlanChecks(t *testing.T) {
+	plan := &Plan{message: "pkg.M", maxDepth: 5, columns: []structtensor.DType{structtensor.Int64}, nparts: 1,
+		nodes: []*planNode{{fields: []*planField{
+			{name: "x", number: 1, kind: protoreflect.Int64Kind, mode: modeRepeated, column: 0, partition: 0},
+		}}}}
+	good := plan.marshal()
+	if _, err := UnmarshalPlan(good); err != nil {
+		t.Fatalf("the valid plan: %v", err)
+	}
+	edit := func(f func(p *Plan)) []byte {
+		q := *plan
+		q.columns = append([]structtensor.DType(nil), plan.columns...)
+		field := *plan.nodes[0].fields[0]
+		q.nodes = []*planNode{{fields: []*planField{&field}}}
+		f(&q)
+		return q.marshal()
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"column dtype not the kind's", edit(func(p *Plan) { p.columns[0] = structtensor.Float32 }), `column 0 of float32 for a int64 field (want int64)`},
+		{"unknown kind", edit(func(p *Plan) { p.nodes[0].fields[0].kind = 0 }), `kind 0`},
+		{"kind past the table", edit(func(p *Plan) { p.nodes[0].fields[0].kind = 19 }), `kind 19 out of range`},
+		{"column out of range", edit(func(p *Plan) { p.nodes[0].fields[0].column = 3 }), `column 3 out of range`},
+		{"partition out of range", edit(func(p *Plan) { p.nodes[0].fields[0].partition = 1 }), `partition 1 out of range`},
+		{"mode", edit(func(p *Plan) { p.nodes[0].fields[0].mode = 4 }), `mode 4 out of range`},
+		{"field name", edit(func(p *Plan) { p.nodes[0].fields[0].name = "1x" }), `field name "1x"`},
+		{"message name", edit(func(p *Plan) { p.message = "a..b" }), `message name "a..b"`},
+		{"max depth", edit(func(p *Plan) { p.maxDepth = 0 }), `max depth 0`},
+		{"unknown flag", edit(func(p *Plan) { p.flags = 8 }), `unknown flags 0x8`},
+		{"child above its node", edit(func(p *Plan) {
+			p.nodes[0].fields[0].kind = protoreflect.MessageKind
+			p.nodes[0].fields[0].child = 0
+		}), `child node 0 is not below node 0`},
+		{"trailing bytes", append(append([]byte(nil), good...), 0), `1 bytes after the plan`},
+		{"huge column count", append([]byte("STPL\x01\x05pkg.M\x00\x05"), 0xff, 0xff, 0xff, 0xff, 0x0f), `column count 4294967295 out of range`},
+	} {
+		_, err := UnmarshalPlan(tc.b)
+		if !errors.Is(err, ErrPlan) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "byte offset") {
+			t.Errorf("%s: %v, want ErrPlan at a byte offset with %q", tc.name, err, tc.want)
 		}
 	}
 }
