@@ -33,3 +33,35 @@ func ExampleCompileMessage() {
 	// Output:
 	// [map[name:[id] number:[1]] map[name:[title] number:[2]]]
 }
+
+// Encode is the inverse of Decode: a StructTensor shaped as the plan
+// decodes becomes serialized records again.
+func ExamplePlan_Encode() {
+	plan, err := decode.CompileMessage((*descriptorpb.FieldDescriptorProto)(nil), "name", "number")
+	if err != nil {
+		log.Fatal(err)
+	}
+	st, err := plan.Decode([][]byte{mustMarshal(&descriptorpb.FieldDescriptorProto{Name: proto.String("id"), Number: proto.Int32(1)})})
+	if err != nil {
+		log.Fatal(err)
+	}
+	records, err := plan.Encode(st)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var back descriptorpb.FieldDescriptorProto
+	if err := proto.Unmarshal(records[0], &back); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(back.GetName(), back.GetNumber())
+	// Output:
+	// id 1
+}
+
+func mustMarshal(m proto.Message) []byte {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return b
+}

@@ -121,7 +121,13 @@
 // plan's versioned byte form (documented in package native), which
 // UnmarshalPlan reads back and the TensorFlow op carries as an attribute.
 //
-// For streams of records, Plan.NewStream reads TFRecord files (optionally
+// The way back is Plan.Encode: each row of a StructTensor shaped as the
+// plan decodes becomes one serialized record (Plan.Messages gives the
+// messages themselves, Plan.EncodeTFRecord writes a TFRecord file), so
+// Decode(Encode(s)) is s.
+//
+// For streams of records, Plan.Batches ranges over the decoded batches of
+// a reader, and Plan.NewStream reads TFRecord files (optionally
 // GZIP or ZLIB compressed) or varint-delimited records batch by batch, and
 // DecodeContiguous decodes records laid out in one buffer with offsets
 // (an Arrow binary array, a tfrecord.Batch) without copying them.

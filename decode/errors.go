@@ -5,10 +5,13 @@ import (
 	"fmt"
 )
 
-// Sentinel errors. Every error returned by this package wraps one of them
-// (errors.Is), with context: the record index, the byte offset inside the
-// record and the field path for decode errors, the path and the fields
-// that exist for projection errors.
+// Sentinel errors. Every error about the caller's input (records, plans,
+// descriptors, paths, values to encode) wraps one of them (errors.Is),
+// with context: the record index, the byte offset inside the record and
+// the field path for decode errors, the path and the fields that exist for
+// projection errors. Errors of reading a stream wrap the tfrecord
+// package's, a cancelled decode the context's error; errors prefixed
+// "decode: internal" report a bug and wrap none.
 var (
 	// ErrMalformed reports bytes that are not a valid protobuf encoding:
 	// a truncated varint or fixed-width value, a length past the end of
@@ -35,6 +38,9 @@ var (
 	// ErrInput reports bad arguments, such as offsets that do not describe
 	// records inside the data buffer.
 	ErrInput = errors.New("decode: bad input")
+	// ErrValue reports a StructTensor that Encode cannot write as messages
+	// of the plan's type (a field of the wrong dtype or shape).
+	ErrValue = errors.New("decode: value does not fit the message")
 )
 
 // RecordError is the error for a record that cannot be decoded. It wraps

@@ -31,6 +31,9 @@ type Plan struct {
 	nodes    []*planNode // nodes[0] is the root; children follow parents
 	bytes    []byte
 	native   *native.Plan
+	// descs are the descriptors the plan was compiled from (nil after
+	// UnmarshalPlan): Encode fills extensions from them.
+	descs *Descriptors
 }
 
 // planNode is one projected message at one path.

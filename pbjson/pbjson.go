@@ -7,8 +7,9 @@
 // decoded by a decode.Plan, so JSON input gives exactly the StructTensor
 // the same messages give in binary form (the table in decode's package doc: repeated
 // fields and maps are lists, fields with presence 0/1 lists, implicit
-// scalars scalars). The way back walks that mapping in reverse: each row
-// becomes a dynamic message, written with protojson.Marshal.
+// scalars scalars). The way back is the plan's: decode.Plan.Messages
+// walks that mapping in reverse, one dynamic message per row, written
+// here with protojson.Marshal.
 //
 // The round trip through the binary form costs a serialization per
 // record; it buys one mapping shared with the decoder and protobuf's own
@@ -34,8 +35,9 @@ var (
 	// message.
 	ErrJSON = errors.New("structtensor/pbjson: invalid JSON message")
 	// ErrValue marks a StructTensor that does not fit the message (a
-	// field of the wrong dtype or shape).
-	ErrValue = errors.New("structtensor/pbjson: value does not fit the message")
+	// field of the wrong dtype or shape). It is decode.ErrValue: the
+	// mapping back to messages is decode.Plan.Messages.
+	ErrValue = decode.ErrValue
 )
 
 // Codec converts JSON-encoded messages of one type to and from
@@ -43,7 +45,6 @@ var (
 type Codec struct {
 	plan *decode.Plan
 	md   protoreflect.MessageDescriptor
-	desc *decode.Descriptors
 	// Unmarshal and Marshal are the protojson options used; Marshal has
 	// AllowPartial set, since a projected value may lack required fields.
 	Unmarshal protojson.UnmarshalOptions
@@ -62,7 +63,7 @@ func New(desc *decode.Descriptors, message string, paths ...string) (*Codec, err
 	if err != nil {
 		return nil, err
 	}
-	return &Codec{plan: plan, md: md, desc: desc,
+	return &Codec{plan: plan, md: md,
 		Marshal: protojson.MarshalOptions{AllowPartial: true}}, nil
 }
 
@@ -100,17 +101,15 @@ func (c *Codec) FromJSONLines(data []byte) (*st.StructTensor, error) {
 }
 
 // ToJSONLines writes each row of s (a rank-1 StructTensor shaped as the
-// plan decodes) as one JSON-encoded message per line.
+// plan decodes) as one JSON-encoded message per line. The messages are
+// the plan's (decode.Plan.Messages).
 func (c *Codec) ToJSONLines(s *st.StructTensor) ([]byte, error) {
-	if s.Rank() != 1 {
-		return nil, fmt.Errorf("%w: want a rank-1 StructTensor, got shape %v", ErrValue, s.Shape())
+	msgs, err := c.plan.Messages(s)
+	if err != nil {
+		return nil, err
 	}
 	var out []byte
-	for i := 0; i < s.NumRows(); i++ {
-		msg := dynamicpb.NewMessage(c.md)
-		if err := c.fill(msg, s, i, ""); err != nil {
-			return nil, fmt.Errorf("row %d: %w", i, err)
-		}
+	for i, msg := range msgs {
 		b, err := c.Marshal.Marshal(msg)
 		if err != nil {
 			return nil, fmt.Errorf("row %d: %w", i, err)

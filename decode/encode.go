@@ -1,19 +1,90 @@
-package pbjson
+package decode
 
 import (
 	"fmt"
+	"io"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	"github.com/structtensor/structtensor-go/decode"
 	st "github.com/structtensor/structtensor-go/structtensor"
+	"github.com/structtensor/structtensor-go/tfrecord"
 )
+
+// Messages returns one message of the plan's type per row of s, a rank-1
+// StructTensor shaped as p decodes (its Spec, or a projection of it):
+// the inverse of Decode. Fields that s lacks stay unset, so a projected
+// value gives messages with only the projected fields. The messages are
+// dynamicpb messages the caller owns; nothing in them shares s's storage.
+//
+// A value that does not fit the message (a field of another dtype or
+// shape, an optional field with two values) is an ErrValue error naming
+// the row and the field path. Encoding needs the descriptors the plan was
+// compiled from: a plan read back by UnmarshalPlan has none, and fails
+// with ErrInput.
+func (p *Plan) Messages(s *st.StructTensor) ([]proto.Message, error) {
+	if p.descs == nil || p.nodes[0].desc == nil {
+		return nil, fmt.Errorf("%w: the plan has no descriptors to encode with (compile it instead of UnmarshalPlan)", ErrInput)
+	}
+	if s == nil || s.Rank() != 1 {
+		return nil, fmt.Errorf("%w: want a rank-1 StructTensor", ErrValue)
+	}
+	e := encoder{p.descs}
+	out := make([]proto.Message, s.NumRows())
+	for i := range out {
+		msg := dynamicpb.NewMessage(p.nodes[0].desc)
+		if err := e.fill(msg, s, i, ""); err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+		out[i] = msg
+	}
+	return out, nil
+}
+
+// Encode serializes each row of s as one protobuf record (see Messages):
+// decoding the records with p gives s back, for a value p decoded. The
+// encoding is deterministic (map entries sorted by key) and allows
+// missing required fields, which a projection may leave out.
+func (p *Plan) Encode(s *st.StructTensor) ([][]byte, error) {
+	msgs, err := p.Messages(s)
+	if err != nil {
+		return nil, err
+	}
+	opts := proto.MarshalOptions{AllowPartial: true, Deterministic: true}
+	out := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		if out[i], err = opts.Marshal(m); err != nil {
+			return nil, fmt.Errorf("row %d: %w: %v", i, ErrValue, err)
+		}
+	}
+	return out, nil
+}
+
+// EncodeTFRecord writes each row of s to w as one record of a TFRecord
+// stream (see Encode), with the tfrecord options given (compression).
+// It does not close w.
+func (p *Plan) EncodeTFRecord(w io.Writer, s *st.StructTensor, opts ...tfrecord.Option) error {
+	records, err := p.Encode(s)
+	if err != nil {
+		return err
+	}
+	tw := tfrecord.NewWriter(w, opts...)
+	for _, r := range records {
+		if err := tw.Write(r); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+// encoder fills messages from rows; desc gives the extensions to fill.
+type encoder struct{ desc *Descriptors }
 
 // fill sets the fields of msg from row i of s, a rank-1 struct of flat
 // fields shaped by the decode mapping. Fields absent from s (projected
 // away) stay unset.
-func (c *Codec) fill(msg protoreflect.Message, s *st.StructTensor, i int, path string) error {
+func (c encoder) fill(msg protoreflect.Message, s *st.StructTensor, i int, path string) error {
 	md := msg.Descriptor()
 	fields := md.Fields()
 	for k := 0; k < fields.Len(); k++ {
@@ -29,8 +100,8 @@ func (c *Codec) fill(msg protoreflect.Message, s *st.StructTensor, i int, path s
 	return nil
 }
 
-func (c *Codec) fillField(msg protoreflect.Message, fd protoreflect.FieldDescriptor, xt protoreflect.ExtensionType, s *st.StructTensor, i int, path string) error {
-	name := decode.OutputName(fd)
+func (c encoder) fillField(msg protoreflect.Message, fd protoreflect.FieldDescriptor, xt protoreflect.ExtensionType, s *st.StructTensor, i int, path string) error {
+	name := OutputName(fd)
 	v, ok := s.Field(name)
 	if !ok {
 		return nil
@@ -39,14 +110,13 @@ func (c *Codec) fillField(msg protoreflect.Message, fd protoreflect.FieldDescrip
 	if path != "" {
 		fpath = path + "." + name
 	}
-	set := func(val protoreflect.Value) {
-		if xt != nil {
-			msg.Set(xt.TypeDescriptor(), val)
-			return
-		}
-		msg.Set(fd, val)
+	if xt != nil {
+		// Messages take extensions by their type descriptor, for Set as
+		// for Mutable (lists, maps, submessages).
+		fd = xt.TypeDescriptor()
 	}
-	list := fd.IsList() || fd.IsMap() || (fd.HasPresence() && fd.Cardinality() != protoreflect.Required && !md(fd).IsMapEntry())
+	set := func(val protoreflect.Value) { msg.Set(fd, val) }
+	list := fd.IsList() || fd.IsMap() || (fd.HasPresence() && fd.Cardinality() != protoreflect.Required && !containing(fd).IsMapEntry())
 	if !list {
 		val, err := c.element(msg, fd, v, i, fpath)
 		if err != nil {
@@ -71,8 +141,8 @@ func (c *Codec) fillField(msg protoreflect.Message, fd protoreflect.FieldDescrip
 			return fmt.Errorf("%w: field %s: a map is a list of {key, value} structs", ErrValue, fpath)
 		}
 		kf, vf := fd.MapKey(), fd.MapValue()
-		kv, ok1 := entries.Field(decode.OutputName(kf))
-		vv, ok2 := entries.Field(decode.OutputName(vf))
+		kv, ok1 := entries.Field(OutputName(kf))
+		vv, ok2 := entries.Field(OutputName(vf))
 		if !ok1 || !ok2 {
 			return fmt.Errorf("%w: field %s: map entries need key and value fields", ErrValue, fpath)
 		}
@@ -135,13 +205,13 @@ func (c *Codec) fillField(msg protoreflect.Message, fd protoreflect.FieldDescrip
 	return nil
 }
 
-func md(fd protoreflect.FieldDescriptor) protoreflect.MessageDescriptor {
+func containing(fd protoreflect.FieldDescriptor) protoreflect.MessageDescriptor {
 	return fd.ContainingMessage()
 }
 
 // element returns the value of a singular field from row k of v: a new
 // message filled from a struct, or a scalar.
-func (c *Codec) element(msg protoreflect.Message, fd protoreflect.FieldDescriptor, v st.Value, k int, path string) (protoreflect.Value, error) {
+func (c encoder) element(msg protoreflect.Message, fd protoreflect.FieldDescriptor, v st.Value, k int, path string) (protoreflect.Value, error) {
 	if fd.Message() == nil {
 		return scalar(fd, v, k, path)
 	}
