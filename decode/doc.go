@@ -40,8 +40,9 @@
 // projection) are skipped, unknown groups included. Two departures, both
 // toward strictness: a known field with a wire type its type cannot have
 // is ErrWireType (protobuf would keep it as an unknown field), and nesting
-// is limited to CompileOptions.MaxDepth (100 by default). A missing
-// proto2 required field is ErrRequired unless CompileOptions.FillRequired
+// is limited to CompileOptions.MaxDepth (100 by default). As in
+// protobuf, a missing proto2 required field is ErrRequired unless
+// CompileOptions.FillRequired
 // (required fields are checked where each occurrence of a message ends, so
 // a singular submessage split in two occurrences must have its required
 // fields in the first one);
