@@ -63,7 +63,7 @@ func prepareTFOp(e *env, ds *dataset, rebuild bool) (decodeFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess, err := tfbridge.NewSession(g, &tfbridge.SessionOptions{Config: cfg})
+	sess, err := tfbridge.NewSession(g, tfbridge.SessionOptions{Config: cfg})
 	if err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@ func decodeGraph(t testing.TB, plan *decode.Plan, opts ...cops.Options) (*tfbrid
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := tfbridge.NewSession(g, nil)
+	sess, err := tfbridge.NewSession(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestBadPlanAttr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := tfbridge.NewSession(g, nil)
+	sess, err := tfbridge.NewSession(g)
 	if err != nil {
 		t.Fatal(err)
 	}

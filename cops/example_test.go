@@ -37,7 +37,7 @@ func ExampleDecodeGraph() {
 		log.Fatal(err)
 	}
 	fmt.Println(sym.Spec())
-	sess, err := tfbridge.NewSession(g, nil)
+	sess, err := tfbridge.NewSession(g)
 	if err != nil {
 		log.Fatal(err)
 	}

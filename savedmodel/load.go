@@ -62,7 +62,7 @@ func LoadDataView(dir string, opts ...LoadOption) (*DataView, error) {
 	if err := objectgraph.WriteFiles(copyDir, files); err != nil {
 		return nil, fmt.Errorf("load DataView: %w", err)
 	}
-	model, err := tfbridge.LoadSavedModel(copyDir, []string{Tag}, nil)
+	model, err := tfbridge.LoadSavedModel(copyDir, []string{Tag})
 	if err != nil {
 		return nil, fmt.Errorf("load DataView %s: %w", dir, err)
 	}

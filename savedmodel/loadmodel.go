@@ -103,7 +103,7 @@ func Load(dir string, opts ...LoadOption) (*LoadedModel, error) {
 	if err := objectgraph.WriteFiles(copyDir, files); err != nil {
 		return nil, fmt.Errorf("load SavedModel: %w", err)
 	}
-	model, err := tfbridge.LoadSavedModel(copyDir, []string{Tag}, nil)
+	model, err := tfbridge.LoadSavedModel(copyDir, []string{Tag})
 	if err != nil {
 		return nil, fmt.Errorf("load SavedModel %s: %w", dir, err)
 	}

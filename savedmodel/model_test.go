@@ -80,7 +80,7 @@ var (
 // from their Go values): the reference the exported model must match.
 func (m *linearModel) sessionOutputs(t *testing.T) (score []float32, doubled, sums []int64) {
 	t.Helper()
-	sess, err := tfbridge.NewSession(m.model.Graph, nil)
+	sess, err := tfbridge.NewSession(m.model.Graph)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestExportRoundTrip(t *testing.T) {
 func TestExportCAPI(t *testing.T) {
 	m, dir := exportLinear(t)
 	score, _, _ := m.sessionOutputs(t)
-	sm, err := tfbridge.LoadSavedModel(dir, []string{Tag}, nil)
+	sm, err := tfbridge.LoadSavedModel(dir, []string{Tag})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func BenchmarkConvert(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s, err := NewSession(g, nil)
+			s, err := NewSession(g)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -60,7 +60,7 @@ func TestStringViewsOutliveFeed(t *testing.T) {
 		"value": mustTensor(t, nil, []int64{-1})}}).Output(0)
 	defScalar := mustOp(t, g, OpSpec{Type: "Squeeze", Input: []Input{def}}).Output(0)
 	find := mustOp(t, g, OpSpec{Type: "LookupTableFindV2", Input: []Input{table, query, defScalar}}).Output(0)
-	s, err := NewSession(g, nil)
+	s, err := NewSession(g)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func ExampleGraph_AddOperation() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, err := tfbridge.NewSession(g, nil)
+	s, err := tfbridge.NewSession(g)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func ExampleSession_RunStruct() {
 	for _, c := range in.ComponentSpecs() {
 		fmt.Println(c.Name(), c.DType)
 	}
-	s, err := tfbridge.NewSession(g, nil)
+	s, err := tfbridge.NewSession(g)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -110,7 +110,7 @@ func FuzzRunStruct(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s, err := NewSession(g, nil)
+	s, err := NewSession(g)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func TestLoadLibrary(t *testing.T) {
 	defer g.Close()
 	x := placeholder(t, g, "x", Int64)
 	y := mustOp(t, g, OpSpec{Type: "TfbridgeTestAddOne", Name: "add_one", Input: []Input{x}}).Output(0)
-	s, err := NewSession(g, nil)
+	s, err := NewSession(g)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ type SavedModel struct {
 // carries tags (e.g. "serve"), restoring its variables, into a new graph
 // with a new session. Custom ops the model uses must be registered first
 // (LoadLibrary, or in-process registration).
-func LoadSavedModel(dir string, tags []string, opts *SessionOptions) (*SavedModel, error) {
+func LoadSavedModel(dir string, tags []string, opts ...SessionOptions) (*SavedModel, error) {
 	co, err := newCSessionOptions(opts)
 	if err != nil {
 		return nil, err

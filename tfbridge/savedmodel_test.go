@@ -32,7 +32,7 @@ func TestLoadPythonSavedModel(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make_savedmodel.py: %v\n%s", err, out)
 	}
-	m, err := LoadSavedModel(dir, []string{"serve"}, nil)
+	m, err := LoadSavedModel(dir, []string{"serve"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,10 +102,10 @@ func TestLoadGoSavedModel(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "saved_model.pb"), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadSavedModel(dir, []string{"train"}, nil); err == nil {
+	if _, err := LoadSavedModel(dir, []string{"train"}); err == nil {
 		t.Error("loading a tag the model lacks succeeded")
 	}
-	m, err := LoadSavedModel(dir, []string{"serve"}, nil)
+	m, err := LoadSavedModel(dir, []string{"serve"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,13 +126,13 @@ func TestLoadGoSavedModel(t *testing.T) {
 }
 
 func TestLoadSavedModelErrors(t *testing.T) {
-	_, err := LoadSavedModel(filepath.Join(t.TempDir(), "absent"), []string{"serve"}, nil)
+	_, err := LoadSavedModel(filepath.Join(t.TempDir(), "absent"), []string{"serve"})
 	if err == nil || CodeOf(err) == CodeOK {
 		t.Fatalf("missing dir: %v", err)
 	}
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "saved_model.pb"), []byte("garbage"), 0o644)
-	if _, err := LoadSavedModel(dir, []string{"serve"}, nil); err == nil {
+	if _, err := LoadSavedModel(dir, []string{"serve"}); err == nil {
 		t.Fatal("garbage saved_model.pb loaded")
 	}
 }

@@ -16,7 +16,9 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// SessionOptions configures a session.
+// SessionOptions configures a session. The zero value is TensorFlow's
+// defaults; like every configurable call of this module, NewSession and
+// LoadSavedModel take it as an optional trailing argument (at most one).
 type SessionOptions struct {
 	// Target is the execution engine; empty runs in process.
 	Target string
@@ -25,13 +27,17 @@ type SessionOptions struct {
 	Config []byte
 }
 
-// newCSessionOptions returns TF_SessionOptions for opts (which may be nil);
-// the caller deletes them.
-func newCSessionOptions(opts *SessionOptions) (*C.TF_SessionOptions, error) {
+// newCSessionOptions returns TF_SessionOptions for the at most one
+// options given; the caller deletes them.
+func newCSessionOptions(optsList []SessionOptions) (*C.TF_SessionOptions, error) {
+	if len(optsList) > 1 {
+		return nil, fmt.Errorf("%w: %d SessionOptions given, at most one", ErrInvalidArgument, len(optsList))
+	}
 	c := C.TF_NewSessionOptions()
-	if opts == nil {
+	if len(optsList) == 0 {
 		return c, nil
 	}
+	opts := &optsList[0]
 	if opts.Target != "" {
 		t := C.CString(opts.Target)
 		C.TF_SetTarget(c, t)
@@ -73,7 +79,7 @@ func wrapSession(c *C.TF_Session, g *Graph) *Session {
 
 // NewSession returns a session over g. The graph may keep growing; each Run
 // sees the operations added so far.
-func NewSession(g *Graph, opts *SessionOptions) (*Session, error) {
+func NewSession(g *Graph, opts ...SessionOptions) (*Session, error) {
 	co, err := newCSessionOptions(opts)
 	if err != nil {
 		return nil, err

@@ -97,7 +97,7 @@ func identityStruct(t *testing.T, st *structtensor.StructTensor) (*Session, map[
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSession(g, nil)
+	s, err := NewSession(g)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func TestAddGraph(t *testing.T) {
 	if sum.DType() != Int64 {
 		t.Errorf("sum dtype %v", sum.DType())
 	}
-	s, err := NewSession(g, nil)
+	s, err := NewSession(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func identityGraph(t *testing.T, dt DType) (*Graph, *Session, Output, Output) {
 	t.Cleanup(g.Close)
 	x := placeholder(t, g, "x", dt)
 	y := mustOp(t, g, OpSpec{Type: "Identity", Name: "y", Input: []Input{x}}).Output(0)
-	s, err := NewSession(g, nil)
+	s, err := NewSession(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestErrorsNameTheOp(t *testing.T) {
 	}
 
 	sum := mustOp(t, g, OpSpec{Type: "AddV2", Name: "sum", Input: []Input{a, a}}).Output(0)
-	s, err := NewSession(g, nil)
+	s, err := NewSession(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestAttrTypes(t *testing.T) {
 	if ids.NumOutputs() != 2 || ids.Output(1).DType() != String {
 		t.Fatalf("IdentityN outputs %d, %v", ids.NumOutputs(), ids.Output(1).DType())
 	}
-	s, err := NewSession(g, nil)
+	s, err := NewSession(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +391,7 @@ func TestGraphDefRoundTrip(t *testing.T) {
 	if n := len(h.Operations()); n != 6 {
 		t.Errorf("%d operations after two imports, want 6", n)
 	}
-	s, err := NewSession(h, nil)
+	s, err := NewSession(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +421,7 @@ func TestIndependentSessions(t *testing.T) {
 		x := placeholder(t, g, "x", Int64)
 		c := mustOp(t, g, OpSpec{Type: "Const", Name: "k", Attrs: map[string]any{"dtype": Int64, "value": mustTensor(t, structtensor.Shape{}, []int64{k})}}).Output(0)
 		y := mustOp(t, g, OpSpec{Type: "Mul", Name: "y", Input: []Input{x, c}}).Output(0)
-		s, err := NewSession(g, nil)
+		s, err := NewSession(g)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -487,7 +487,7 @@ func TestSessionOptions(t *testing.T) {
 	defer g.Close()
 	x := placeholder(t, g, "x", Float)
 	y := mustOp(t, g, OpSpec{Type: "Neg", Input: []Input{x}}).Output(0)
-	s, err := NewSession(g, &SessionOptions{Config: cfg})
+	s, err := NewSession(g, SessionOptions{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -496,7 +496,7 @@ func TestSessionOptions(t *testing.T) {
 	if got := runOne(t, s, map[Output]*Tensor{x: in}, y); !structtensor.Equal(got, mustTensor(t, nil, []float32{-1, 2})) {
 		t.Errorf("Neg: %v", got)
 	}
-	if _, err := NewSession(g, &SessionOptions{Config: []byte{0xff, 0xff}}); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := NewSession(g, SessionOptions{Config: []byte{0xff, 0xff}}); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("bad config: %v", err)
 	}
 }
@@ -522,7 +522,7 @@ func TestTensorClose(t *testing.T) {
 		t.Errorf("closed tensor as attribute: %v", err)
 	}
 	g.Close()
-	if _, err := NewSession(g, nil); !errors.Is(err, ErrClosed) {
+	if _, err := NewSession(g); !errors.Is(err, ErrClosed) {
 		t.Errorf("session on a closed graph: %v", err)
 	}
 	if _, err := g.AddOperation(OpSpec{Type: "NoOp"}); !errors.Is(err, ErrClosed) {
@@ -543,7 +543,7 @@ func TestTargetsAndForeignDTypes(t *testing.T) {
 		OutputList{x},
 	}})
 	mustOp(t, g, OpSpec{Type: "NoOp", Name: "nothing", ControlInputs: []*Operation{x.Op}})
-	s, err := NewSession(g, nil)
+	s, err := NewSession(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -576,7 +576,7 @@ func TestCleanupReleases(t *testing.T) {
 		g := NewGraph()
 		x, _ := g.AddOperation(OpSpec{Type: "Placeholder", Attrs: map[string]any{"dtype": Float}})
 		y, _ := g.AddOperation(OpSpec{Type: "Identity", Input: []Input{x.Output(0)}})
-		s, err := NewSession(g, nil)
+		s, err := NewSession(g)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -608,7 +608,7 @@ func TestRunContext(t *testing.T) {
 	queue := mustOp(t, g, OpSpec{Type: "FIFOQueueV2", Attrs: map[string]any{"component_types": []DType{Int32}}}).Output(0)
 	dequeue := mustOp(t, g, OpSpec{Type: "QueueDequeueV2", Input: []Input{queue}, Attrs: map[string]any{"component_types": []DType{Int32}}}).Output(0)
 	one := mustOp(t, g, OpSpec{Type: "Const", Attrs: map[string]any{"dtype": Int32, "value": mustTensor(t, structtensor.Shape{}, []int32{1})}}).Output(0)
-	s, err := NewSession(g, nil)
+	s, err := NewSession(g)
 	if err != nil {
 		t.Fatal(err)
 	}

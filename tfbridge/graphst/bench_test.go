@@ -48,7 +48,7 @@ func BenchmarkReduceRows(b *testing.B) {
 			if err := s.Err(); err != nil {
 				b.Fatal(err)
 			}
-			sess := must(tfbridge.NewSession(s.Graph(), nil))
+			sess := must(tfbridge.NewSession(s.Graph()))
 			defer sess.Close()
 			b.SetBytes(int64(4 * n))
 			for b.Loop() {

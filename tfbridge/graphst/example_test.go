@@ -41,7 +41,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	sess, _ := tfbridge.NewSession(s.Graph(), nil)
+	sess, _ := tfbridge.NewSession(s.Graph())
 	defer sess.Close()
 	got, err := sess.RunStruct(feeds, kept)
 	if err != nil {

@@ -134,7 +134,7 @@ func runStruct(t rapid.TB, s *op.Scope, feeds map[tfbridge.Output]*tfbridge.Tens
 	if err := s.Err(); err != nil {
 		t.Fatal(err)
 	}
-	sess := must(tfbridge.NewSession(s.Graph(), nil))
+	sess := must(tfbridge.NewSession(s.Graph()))
 	defer sess.Close()
 	return must(sess.RunStruct(feeds, x))
 }

@@ -152,7 +152,7 @@ func TestRuntimeErrors(t *testing.T) {
 			if err := s.Err(); err != nil {
 				t.Fatal(err)
 			}
-			sess := must(tfbridge.NewSession(s.Graph(), nil))
+			sess := must(tfbridge.NewSession(s.Graph()))
 			defer sess.Close()
 			if _, err := sess.RunStruct(feeds, r); !errors.Is(err, tfbridge.ErrInvalidArgument) {
 				t.Fatalf("error %v, want InvalidArgument", err)

@@ -93,7 +93,7 @@ func TestReduceRowsMatchesOps(t *testing.T) {
 		if err := s.Err(); err != nil {
 			t.Fatal(err)
 		}
-		sess := must(tfbridge.NewSession(s.Graph(), nil))
+		sess := must(tfbridge.NewSession(s.Graph()))
 		defer sess.Close()
 		for i, f := range fetch {
 			got := must(graphst.RunRagged(sess, feeds, f))
@@ -326,7 +326,7 @@ func TestAgainstTensorFlow(t *testing.T) {
 		if err := s.Err(); err != nil {
 			t.Fatal(err)
 		}
-		sess := must(tfbridge.NewSession(s.Graph(), nil))
+		sess := must(tfbridge.NewSession(s.Graph()))
 		for name, f := range fetch {
 			got := must(graphst.RunRagged(sess, feeds, f))
 			want, ok := results[i][name]

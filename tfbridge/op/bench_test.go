@@ -56,7 +56,7 @@ func BenchmarkRun(b *testing.B) {
 	for _, name := range []string{"raw", "wrappers"} {
 		b.Run(name, func(b *testing.B) {
 			g, in, y := build[name]()
-			sess, err := tfbridge.NewSession(g, nil)
+			sess, err := tfbridge.NewSession(g)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -20,7 +20,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	sess, err := tfbridge.NewSession(g, nil)
+	sess, err := tfbridge.NewSession(g)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -26,7 +26,7 @@ func tensor(t testing.TB, shape structtensor.Shape, values any) *tfbridge.Tensor
 
 func run(t testing.TB, g *tfbridge.Graph, feeds map[tfbridge.Output]*tfbridge.Tensor, fetches ...tfbridge.Output) []*structtensor.Tensor {
 	t.Helper()
-	sess, err := tfbridge.NewSession(g, nil)
+	sess, err := tfbridge.NewSession(g)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -180,7 +180,7 @@ func TestCAPILoads(t *testing.T) {
 	if err := Write(dir, testModel(t)); err != nil {
 		t.Fatal(err)
 	}
-	m, err := tfbridge.LoadSavedModel(dir, []string{"serve"}, nil)
+	m, err := tfbridge.LoadSavedModel(dir, []string{"serve"})
 	if err != nil {
 		t.Fatal(err)
 	}
