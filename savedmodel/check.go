@@ -26,7 +26,7 @@ import (
 )
 
 // DefaultMaxFileBytes is the default limit on the size of each file of a
-// DataView (WithMaxFileBytes).
+// DataView (LoadOptions.MaxFileBytes).
 const DefaultMaxFileBytes = 256 << 20
 
 // allowedOps are the only ops a DataView's graph and functions hold.
@@ -35,32 +35,40 @@ var allowedOps = map[string]bool{
 	"Placeholder": true, "Const": true, "NoOp": true,
 }
 
-// LoadOption configures LoadDataView and ReadMetadata.
-type LoadOption func(*loadOptions)
+// LoadOptions configure Load, LoadDataView and ReadMetadata. The zero
+// value is the default; like every configurable call of this module, the
+// loaders take it as an optional trailing argument (at most one).
+type LoadOptions struct {
+	// Digest pins the DataView's digest (Digest, `structtensor dataview
+	// inspect`), "sha256:<hex>": loading fails with ErrFingerprint unless
+	// every file is the one the digest was taken of. The fingerprint
+	// inside a DataView proves integrity only, since whoever edits the
+	// files can recompute it; a digest the caller obtained from a trusted
+	// source also proves that the DataView is the one that source vouched
+	// for. Empty pins nothing.
+	Digest string
+	// MaxFileBytes limits each file's size; 0 means DefaultMaxFileBytes.
+	MaxFileBytes int64
+}
 
 type loadOptions struct {
 	digest   string
 	maxBytes int64
 }
 
-// WithDigest pins the DataView's digest (Digest, `structtensor dataview
-// inspect`), "sha256:<hex>": loading fails with ErrFingerprint unless
-// every file is the one the digest was taken of. The fingerprint inside
-// a DataView proves integrity only, since whoever edits the files can
-// recompute it; a digest the caller obtained from a trusted source also
-// proves that the DataView is the one that source vouched for.
-func WithDigest(digest string) LoadOption { return func(o *loadOptions) { o.digest = digest } }
-
-// WithMaxFileBytes sets the limit on each file's size (default
-// DefaultMaxFileBytes).
-func WithMaxFileBytes(n int64) LoadOption { return func(o *loadOptions) { o.maxBytes = n } }
-
-func loadOpts(opts []LoadOption) loadOptions {
+func loadOpts(opts []LoadOptions) (loadOptions, error) {
 	o := loadOptions{maxBytes: DefaultMaxFileBytes}
-	for _, f := range opts {
-		f(&o)
+	switch len(opts) {
+	case 0:
+	case 1:
+		o.digest = opts[0].Digest
+		if opts[0].MaxFileBytes != 0 {
+			o.maxBytes = opts[0].MaxFileBytes
+		}
+	default:
+		return o, fmt.Errorf("%w: %d LoadOptions given, at most one", decode.ErrInput, len(opts))
 	}
-	return o
+	return o, nil
 }
 
 // expectedFiles are the files of a DataView, by path.
@@ -405,8 +413,11 @@ func stripNodes(nodes []*nodepb.NodeDef) {
 // ReadMetadata reads the metadata of the DataView in dir after the same
 // file checks as LoadDataView (regular files only, size limit, pinned
 // digest, fingerprint), without TensorFlow: the graph is not checked.
-func ReadMetadata(dir string, opts ...LoadOption) (*Metadata, error) {
-	o := loadOpts(opts)
+func ReadMetadata(dir string, opts ...LoadOptions) (*Metadata, error) {
+	o, err := loadOpts(opts)
+	if err != nil {
+		return nil, err
+	}
 	files, err := readFiles(dir, o.maxBytes)
 	if err != nil {
 		return nil, err
@@ -432,7 +443,7 @@ func ReadMetadata(dir string, opts ...LoadOption) (*Metadata, error) {
 }
 
 // Digest returns the digest of the DataView or SavedModel in dir, the
-// value WithDigest pins: "sha256:" and the SHA-256 of the sorted list of
+// value LoadOptions.Digest pins: "sha256:" and the SHA-256 of the sorted list of
 // its files' paths and SHA-256s, metadata included. It reads the files
 // as Load does.
 func Digest(dir string) (string, error) {

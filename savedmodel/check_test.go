@@ -236,13 +236,13 @@ func TestLoaderRefusesAttacks(t *testing.T) {
 	}
 }
 
-func TestWithDigest(t *testing.T) {
+func TestPinnedDigest(t *testing.T) {
 	dir, _ := export(t, copstest.Descriptors(t), recipeMessage)
 	digest, err := savedmodel.Digest(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dv, err := savedmodel.LoadDataView(dir, savedmodel.WithDigest(digest))
+	dv, err := savedmodel.LoadDataView(dir, savedmodel.LoadOptions{Digest: digest})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestWithDigest(t *testing.T) {
 	dv.Close()
 	// A valid re-export with other options is a different DataView.
 	editMeta(t, dir, func(m map[string]any) { m["tensorflow_version"] = "0.0.0" })
-	if _, err := savedmodel.LoadDataView(dir, savedmodel.WithDigest(digest)); !errors.Is(err, savedmodel.ErrFingerprint) {
+	if _, err := savedmodel.LoadDataView(dir, savedmodel.LoadOptions{Digest: digest}); !errors.Is(err, savedmodel.ErrFingerprint) {
 		t.Errorf("edited metadata under a pinned digest: err = %v, want ErrFingerprint", err)
 	}
 	if _, err := savedmodel.LoadDataView(dir); err != nil {

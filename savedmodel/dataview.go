@@ -56,7 +56,7 @@ var (
 	ErrOldFormat = errors.New("savedmodel: DataView of an old format")
 	// ErrFingerprint reports a file whose SHA-256 differs from the one
 	// the metadata records, or a DataView whose digest differs from the
-	// one the caller pinned (WithDigest).
+	// one the caller pinned (LoadOptions.Digest).
 	ErrFingerprint = errors.New("savedmodel: fingerprint mismatch")
 	// ErrGraph reports a SavedModel that is not what the metadata's plan
 	// exports: an op outside the DataView's, an init op, another plan,
@@ -112,13 +112,14 @@ type Component struct {
 // Fingerprint is the content fingerprint of the files of a DataView
 // other than its metadata: the SHA-256 of each, by slash-separated path.
 // It detects corruption and accidental edits (integrity); anyone can
-// recompute it, so it is no proof of origin (see WithDigest).
+// recompute it, so it is no proof of origin (see LoadOptions.Digest).
 type Fingerprint struct {
 	Algorithm string            `json:"algorithm"` // "sha256"
 	Files     map[string]string `json:"files"`
 }
 
-// Options configure ExportDataView.
+// Options configure ExportDataView, an optional trailing argument (at most
+// one); the zero value is the default.
 type Options struct {
 	// Threads bounds the engine threads per run of the decode op: 0 uses
 	// every core, 1 decodes serially.
@@ -129,10 +130,14 @@ type Options struct {
 // or be empty: an object-based SavedModel (package documentation) with the
 // decode_fun function TFX loads, the signatures "decode" and
 // "serving_default", its checkpoint and assets/dataview.json.
-func ExportDataView(dir string, plan *decode.Plan, opts *Options) error {
+func ExportDataView(dir string, plan *decode.Plan, opts ...Options) error {
 	var o Options
-	if opts != nil {
-		o = *opts
+	switch len(opts) {
+	case 0:
+	case 1:
+		o = opts[0]
+	default:
+		return fmt.Errorf("export DataView: %w: %d Options given, at most one", decode.ErrInput, len(opts))
 	}
 	if err := checkEmpty(dir); err != nil {
 		return err

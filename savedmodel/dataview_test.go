@@ -21,7 +21,7 @@ func export(t testing.TB, d *decode.Descriptors, message string, paths ...string
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "dv")
-	if err := savedmodel.ExportDataView(dir, plan, nil); err != nil {
+	if err := savedmodel.ExportDataView(dir, plan); err != nil {
 		t.Fatal(err)
 	}
 	return dir, plan
@@ -106,7 +106,7 @@ func TestExportRefusesNonEmptyDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "x"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := savedmodel.ExportDataView(dir, plan, nil); !errors.Is(err, savedmodel.ErrExists) {
+	if err := savedmodel.ExportDataView(dir, plan); !errors.Is(err, savedmodel.ErrExists) {
 		t.Errorf("err = %v, want ErrExists", err)
 	}
 }

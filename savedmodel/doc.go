@@ -87,7 +87,7 @@
 //
 //   - files: only regular files (no symbolic links, FIFOs or devices),
 //     only the files above, each read without following links or
-//     blocking and at most WithMaxFileBytes;
+//     blocking and at most LoadOptions.MaxFileBytes;
 //   - fingerprint: the SHA-256 of every file, recorded in the metadata;
 //   - graph: it rebuilds the DataView the metadata's plan exports and
 //     requires the SavedModel to be that one (up to what TensorFlow
@@ -104,7 +104,7 @@
 // recompute it. Trust comes from a digest the caller obtained from a
 // source it trusts: Digest (printed by `structtensor dataview export` and
 // `inspect`) hashes every file, metadata included, and
-// LoadDataView(dir, WithDigest(d)) (`dataview run --digest`) refuses any
+// LoadDataView(dir, LoadOptions{Digest: d}) (`dataview run --digest`) refuses any
 // other DataView with ErrFingerprint. The graph checks bound what even an
 // unpinned DataView can do to running the decode op of its own plan.
 //

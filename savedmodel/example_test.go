@@ -32,7 +32,7 @@ func ExampleExportDataView() {
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "recipe")
-	if err := savedmodel.ExportDataView(dir, plan, nil); err != nil {
+	if err := savedmodel.ExportDataView(dir, plan); err != nil {
 		log.Fatal(err)
 	}
 

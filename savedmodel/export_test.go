@@ -2,8 +2,11 @@ package savedmodel
 
 // CheckDir runs the loader's checks on the DataView in dir (for the
 // fuzz target and attack tests), without loading it into a session.
-func CheckDir(dir string, opts ...LoadOption) (*Metadata, error) {
-	o := loadOpts(opts)
+func CheckDir(dir string, opts ...LoadOptions) (*Metadata, error) {
+	o, err := loadOpts(opts)
+	if err != nil {
+		return nil, err
+	}
 	files, err := readFiles(dir, o.maxBytes)
 	if err != nil {
 		return nil, err
@@ -17,6 +20,6 @@ func CheckDir(dir string, opts ...LoadOption) (*Metadata, error) {
 
 // CheckFiles runs the loader's checks on files by path.
 func CheckFiles(files map[string][]byte) error {
-	_, err := checkFiles(files, loadOpts(nil))
+	_, err := checkFiles(files, loadOptions{maxBytes: DefaultMaxFileBytes})
 	return err
 }

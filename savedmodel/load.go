@@ -29,7 +29,7 @@ type DataView struct {
 
 // LoadDataView loads the DataView in dir into TensorFlow. Before
 // anything of it runs it reads the files (regular files only, each at
-// most WithMaxFileBytes), checks the pinned digest (WithDigest), the
+// most LoadOptions.MaxFileBytes), checks the pinned digest (LoadOptions.Digest), the
 // metadata and the fingerprint, and rebuilds what the metadata's plan
 // exports to check the SavedModel and checkpoint against it: only the
 // DataView's ops, no init or main op, the same plan, signatures and
@@ -37,11 +37,14 @@ type DataView struct {
 // tag "serve" and binds the "decode" signature's outputs to the
 // components of the plan's spec. A DataView of format version 1 is
 // refused with ErrOldFormat.
-func LoadDataView(dir string, opts ...LoadOption) (*DataView, error) {
+func LoadDataView(dir string, opts ...LoadOptions) (*DataView, error) {
 	if err := cops.Register(); err != nil {
 		return nil, fmt.Errorf("load DataView %s: %w", dir, err)
 	}
-	o := loadOpts(opts)
+	o, err := loadOpts(opts)
+	if err != nil {
+		return nil, err
+	}
 	files, err := readFiles(dir, o.maxBytes)
 	if err != nil {
 		return nil, err
@@ -118,7 +121,7 @@ func (dv *DataView) Spec() *structtensor.StructSpec { return dv.spec }
 // Plan returns the decode plan the DataView was exported from.
 func (dv *DataView) Plan() *decode.Plan { return dv.plan }
 
-// Digest returns the DataView's digest (see WithDigest).
+// Digest returns the DataView's digest (see LoadOptions.Digest).
 func (dv *DataView) Digest() string { return dv.digest }
 
 // Metadata returns the DataView's metadata.

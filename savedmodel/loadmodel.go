@@ -63,8 +63,8 @@ type signatureValue struct {
 //   - files: saved_model.pb, and optionally fingerprint.pb, variables/,
 //     assets/ and assets.extra/; regular files only (no symbolic links,
 //     FIFOs or devices), each read without following links and at most
-//     WithMaxFileBytes, at most 4096 of them;
-//   - a digest the caller pinned (WithDigest; Digest computes it);
+//     LoadOptions.MaxFileBytes, at most 4096 of them;
+//   - a digest the caller pinned (LoadOptions.Digest; Digest computes it);
 //   - saved_model.pb parses and has a meta graph tagged "serve"; asset
 //     files it names are plain names present under assets/;
 //   - ops: no op of the graph or of any function may read or write
@@ -81,8 +81,11 @@ type signatureValue struct {
 // with. So it cannot bound the memory or time a signature takes (a Fill
 // of a huge shape, an endless While), nor vouch for variable values or
 // init ops; pin a digest to load only a model someone vouched for.
-func Load(dir string, opts ...LoadOption) (*LoadedModel, error) {
-	o := loadOpts(opts)
+func Load(dir string, opts ...LoadOptions) (*LoadedModel, error) {
+	o, err := loadOpts(opts)
+	if err != nil {
+		return nil, err
+	}
 	files, err := readModelFiles(dir, o.maxBytes)
 	if err != nil {
 		return nil, err
@@ -420,7 +423,7 @@ func compositeSpec(ts *metapb.TypeSpecProto) (structtensor.Spec, error) {
 	return &structtensor.RaggedSpec{DType: dt, Shape: shape, RaggedRank: rank}, nil
 }
 
-// Digest returns the model's digest (see WithDigest).
+// Digest returns the model's digest (see LoadOptions.Digest).
 func (m *LoadedModel) Digest() string { return m.digest }
 
 // SignatureKeys returns the signature keys, sorted.

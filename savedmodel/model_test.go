@@ -374,7 +374,7 @@ func TestLoadRefuses(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		dir  func(t *testing.T) string
-		opts []LoadOption
+		opts []LoadOptions
 		want error
 	}{
 		{"a symbolic link", func(t *testing.T) string {
@@ -405,7 +405,7 @@ func TestLoadRefuses(t *testing.T) {
 			}
 			return dir
 		}, nil, ErrModel},
-		{"a file over the size limit", func(t *testing.T) string { return good }, []LoadOption{WithMaxFileBytes(64)}, ErrModel},
+		{"a file over the size limit", func(t *testing.T) string { return good }, []LoadOptions{{MaxFileBytes: 64}}, ErrModel},
 		{"no saved_model.pb", func(t *testing.T) string {
 			dir := copyModel(t)
 			os.Remove(filepath.Join(dir, objectgraph.SavedModelFile))
@@ -416,12 +416,12 @@ func TestLoadRefuses(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, objectgraph.SavedModelFile), []byte("\xff\xff\xff"), 0o644)
 			return dir
 		}, nil, ErrModel},
-		{"another digest", func(t *testing.T) string { return good }, []LoadOption{WithDigest("sha256:00")}, ErrFingerprint},
+		{"another digest", func(t *testing.T) string { return good }, []LoadOptions{{Digest: "sha256:00"}}, ErrFingerprint},
 		{"an edited file under a pinned digest", func(t *testing.T) string {
 			dir := copyModel(t)
 			editGraph(t, dir, func(sm *metapb.SavedModel) { sm.MetaGraphs[0].MetaInfoDef.TensorflowVersion = "x" })
 			return dir
-		}, []LoadOption{WithDigest(digest)}, ErrFingerprint},
+		}, []LoadOptions{{Digest: digest}}, ErrFingerprint},
 		{"no serve tag", func(t *testing.T) string {
 			dir := copyModel(t)
 			editGraph(t, dir, func(sm *metapb.SavedModel) { sm.MetaGraphs[0].MetaInfoDef.Tags = []string{"train"} })
@@ -458,7 +458,7 @@ func TestLoadRefuses(t *testing.T) {
 			t.Log(err)
 		})
 	}
-	lm, err := Load(good, WithDigest(digest))
+	lm, err := Load(good, LoadOptions{Digest: digest})
 	if err != nil {
 		t.Fatalf("the pinned model: %v", err)
 	}

@@ -75,7 +75,7 @@ func runDataViewExport(stdout io.Writer, schema *planFlags, out string, threads 
 	if err != nil {
 		return err
 	}
-	if err := savedmodel.ExportDataView(out, plan, &savedmodel.Options{Threads: threads}); err != nil {
+	if err := savedmodel.ExportDataView(out, plan, savedmodel.Options{Threads: threads}); err != nil {
 		return err
 	}
 	digest, err := savedmodel.Digest(out)
@@ -142,9 +142,9 @@ func runDataViewRun(dir, name string, stdin io.Reader, stdout, stderr io.Writer,
 		}
 		defer sink.abort()
 	}
-	var loadOpts []savedmodel.LoadOption
+	var loadOpts []savedmodel.LoadOptions
 	if digest != "" {
-		loadOpts = append(loadOpts, savedmodel.WithDigest(digest))
+		loadOpts = append(loadOpts, savedmodel.LoadOptions{Digest: digest})
 	}
 	dv, err := savedmodel.LoadDataView(dir, loadOpts...)
 	if err != nil {
@@ -225,9 +225,9 @@ func newDataViewInspectCommand() *cobra.Command {
 // (LoadDataView: the graph is checked against the metadata's plan), or
 // why it is refused.
 func runDataViewInspect(dir, digest string, stdout io.Writer) error {
-	var loadOpts []savedmodel.LoadOption
+	var loadOpts []savedmodel.LoadOptions
 	if digest != "" {
-		loadOpts = append(loadOpts, savedmodel.WithDigest(digest))
+		loadOpts = append(loadOpts, savedmodel.LoadOptions{Digest: digest})
 	}
 	dv, err := savedmodel.LoadDataView(dir, loadOpts...)
 	if err != nil {

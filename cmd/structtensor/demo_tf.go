@@ -35,7 +35,7 @@ func runTFDemo(w io.Writer) error {
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "recipe-dataview")
-	if err := savedmodel.ExportDataView(dir, plan, nil); err != nil {
+	if err := savedmodel.ExportDataView(dir, plan); err != nil {
 		return err
 	}
 	meta, err := savedmodel.ReadMetadata(dir)
@@ -52,7 +52,7 @@ func runTFDemo(w io.Writer) error {
 		fmt.Fprintf(w, "  %-34s %-7s ragged rank %d\n", l.Path, l.DType, l.RaggedRank)
 	}
 
-	dv, err := savedmodel.LoadDataView(dir, savedmodel.WithDigest(digest))
+	dv, err := savedmodel.LoadDataView(dir, savedmodel.LoadOptions{Digest: digest})
 	if err != nil {
 		return err
 	}

@@ -89,7 +89,7 @@ func writeCase(dir string, d *decode.Descriptors, c Case) error {
 	if err != nil {
 		return err
 	}
-	if err := savedmodel.ExportDataView(filepath.Join(dir, "dataview"), plan, nil); err != nil {
+	if err := savedmodel.ExportDataView(filepath.Join(dir, "dataview"), plan); err != nil {
 		return err
 	}
 	records, err := copstest.Records(md, c.N, c.Seed, copstest.Options{})
