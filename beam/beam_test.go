@@ -58,7 +58,7 @@ func dataset(t testing.TB, dir string, small, large int) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		w := tfrecord.NewWriter(&buf, tfrecord.WithCompression(c))
+		w := tfrecord.NewWriter(&buf, tfrecord.Options{Compression: c})
 		for _, r := range recs {
 			if err := w.Write(r); err != nil {
 				t.Fatal(err)
@@ -128,7 +128,7 @@ func singleProcess(t testing.TB, glob string, opts DecodeOptions) []any {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := tfrecord.NewReader(bytes.NewReader(data), tfrecord.WithCompression(tfrecord.CompressionAuto))
+		r := tfrecord.NewReader(bytes.NewReader(data), tfrecord.Options{Compression: tfrecord.CompressionAuto})
 		var recs [][]byte
 		var pos []int64
 		for {

@@ -127,7 +127,7 @@ func TestSinksAfterAFailedAttempt(t *testing.T) {
 		files, _ := filepath.Glob(glob)
 		for _, f := range files {
 			data, _ := os.ReadFile(f)
-			r := tfrecord.NewReader(strings.NewReader(string(data)), tfrecord.WithCompression(tfrecord.CompressionAuto))
+			r := tfrecord.NewReader(strings.NewReader(string(data)), tfrecord.Options{Compression: tfrecord.CompressionAuto})
 			for {
 				rec, err := r.Next()
 				if err != nil {

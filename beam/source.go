@@ -263,9 +263,8 @@ func (fn *readFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, f Fi
 	return fn.readSplit(rt, f, ra, emit, emitSpan)
 }
 
-func (fn *readFn) options(f File) []tfrecord.Option {
-	return []tfrecord.Option{tfrecord.WithCompression(f.Compression),
-		tfrecord.WithMaxBatchBytes(fn.BatchBytes), tfrecord.WithMaxRecordSize(fn.MaxRecordSize)}
+func (fn *readFn) options(f File) tfrecord.Options {
+	return tfrecord.Options{Compression: f.Compression, MaxBatchBytes: fn.BatchBytes, MaxRecordSize: fn.MaxRecordSize}
 }
 
 // framing returns the bytes of framing around a record of n data bytes.
@@ -286,9 +285,9 @@ func (fn *readFn) readWhole(rt *sdf.LockRTracker, f File, r io.Reader, emit func
 	}
 	var rr tfrecord.RecordReader
 	if fn.Format == Delimited {
-		rr = tfrecord.NewDelimitedReader(r, fn.options(f)...)
+		rr = tfrecord.NewDelimitedReader(r, fn.options(f))
 	} else {
-		rr = tfrecord.NewReader(r, fn.options(f)...)
+		rr = tfrecord.NewReader(r, fn.options(f))
 	}
 	var pos int64
 	for {
@@ -328,7 +327,7 @@ func (fn *readFn) readSplit(rt *sdf.LockRTracker, f File, ra io.ReaderAt, emit f
 			return fmt.Errorf("structtensor/beam: %s: %w", f.Path, err)
 		}
 	}
-	r := tfrecord.NewReader(io.NewSectionReader(ra, sync, f.Size-sync), fn.options(f)...)
+	r := tfrecord.NewReader(io.NewSectionReader(ra, sync, f.Size-sync), fn.options(f))
 	pos := sync
 	var readErr string
 	for {

@@ -64,7 +64,7 @@ func (p *Plan) Encode(s *st.StructTensor) ([][]byte, error) {
 // EncodeTFRecord writes each row of s to w as one record of a TFRecord
 // stream (see Encode), with the tfrecord options given (compression).
 // It does not close w.
-func (p *Plan) EncodeTFRecord(w io.Writer, s *st.StructTensor, opts ...tfrecord.Option) error {
+func (p *Plan) EncodeTFRecord(w io.Writer, s *st.StructTensor, opts ...tfrecord.Options) error {
 	records, err := p.Encode(s)
 	if err != nil {
 		return err

@@ -83,11 +83,11 @@ func (p *Plan) NewStream(r io.Reader, o StreamOptions) *Stream {
 		o.BatchSize = 1024
 	}
 	s := &Stream{plan: p, opts: o}
-	topts := []tfrecord.Option{tfrecord.WithCompression(o.Compression), tfrecord.WithMaxRecordSize(o.MaxRecordSize)}
+	topts := tfrecord.Options{Compression: o.Compression, MaxRecordSize: o.MaxRecordSize}
 	if o.Framing == Delimited {
-		s.rr = tfrecord.NewDelimitedReader(r, topts...)
+		s.rr = tfrecord.NewDelimitedReader(r, topts)
 	} else {
-		s.rr = tfrecord.NewReader(r, topts...)
+		s.rr = tfrecord.NewReader(r, topts)
 	}
 	return s
 }

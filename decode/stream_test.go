@@ -34,7 +34,7 @@ func TestStream(t *testing.T) {
 			Close() error
 		}
 		if framing == TFRecord {
-			w = tfrecord.NewWriter(&buf, tfrecord.WithCompression(tfrecord.CompressionGzip))
+			w = tfrecord.NewWriter(&buf, tfrecord.Options{Compression: tfrecord.CompressionGzip})
 		} else {
 			w = tfrecord.NewDelimitedWriter(&buf)
 		}

@@ -29,12 +29,12 @@ func BenchmarkRead(b *testing.B) {
 	// Throughput is of the uncompressed stream, whatever the compression.
 	size := int64(len(encode(b, formats[0], records)))
 	for _, c := range compressions {
-		data := encode(b, formats[0], records, WithCompression(c))
+		data := encode(b, formats[0], records, Options{Compression: c})
 		b.Run(fmt.Sprintf("%v/ReadBatch", c), func(b *testing.B) {
 			b.SetBytes(size)
 			var batch Batch
 			for b.Loop() {
-				r := NewReader(bytes.NewReader(data), WithCompression(c))
+				r := NewReader(bytes.NewReader(data), Options{Compression: c})
 				for {
 					if err := r.ReadBatch(&batch, 1024); err == io.EOF {
 						break
@@ -47,7 +47,7 @@ func BenchmarkRead(b *testing.B) {
 		b.Run(fmt.Sprintf("%v/Next", c), func(b *testing.B) {
 			b.SetBytes(size)
 			for b.Loop() {
-				r := NewReader(bytes.NewReader(data), WithCompression(c))
+				r := NewReader(bytes.NewReader(data), Options{Compression: c})
 				for {
 					if _, err := r.Next(); err == io.EOF {
 						break

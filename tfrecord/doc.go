@@ -49,7 +49,7 @@
 // # Memory
 //
 // Readers refuse a record longer than DefaultMaxRecordSize (64 MiB) with
-// ErrCorrupt before reading any of it; WithMaxRecordSize sets another
+// ErrCorrupt before reading any of it; Options.MaxRecordSize sets another
 // limit or none. Below the limit, a corrupt or hostile length field still
 // cannot make the Reader allocate much more than the input holds: the
 // buffer for a record grows as its bytes actually arrive (at most doubling

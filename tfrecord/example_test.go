@@ -12,7 +12,7 @@ import (
 
 func Example() {
 	var file bytes.Buffer
-	w := tfrecord.NewWriter(&file, tfrecord.WithCompression(tfrecord.CompressionGzip))
+	w := tfrecord.NewWriter(&file, tfrecord.Options{Compression: tfrecord.CompressionGzip})
 	for _, rec := range []string{"alpha", "beta", "gamma"} {
 		if err := w.Write([]byte(rec)); err != nil {
 			log.Fatal(err)
@@ -23,7 +23,7 @@ func Example() {
 	}
 
 	// Read it back in batches: one buffer and offsets per batch.
-	r := tfrecord.NewReader(&file, tfrecord.WithCompression(tfrecord.CompressionAuto))
+	r := tfrecord.NewReader(&file, tfrecord.Options{Compression: tfrecord.CompressionAuto})
 	var batch tfrecord.Batch
 	for {
 		err := r.ReadBatch(&batch, 2)

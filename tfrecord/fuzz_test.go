@@ -11,7 +11,7 @@ import (
 // a panic), batches must agree with Next, and whatever was read must
 // survive a write/read round trip.
 func fuzzFormat(t *testing.T, f format, data []byte) {
-	records, err := readAll(f.newReader(bytes.NewReader(data), WithCompression(CompressionAuto), WithMaxRecordSize(1<<20)))
+	records, err := readAll(f.newReader(bytes.NewReader(data), Options{Compression: CompressionAuto, MaxRecordSize: 1 << 20}))
 	if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTruncated) {
 		t.Fatalf("error wraps no sentinel: %v", err)
 	}
@@ -19,7 +19,7 @@ func fuzzFormat(t *testing.T, f format, data []byte) {
 	if err != nil && (!errors.As(err, &re) || re.Index != int64(len(records))) {
 		t.Fatalf("error %v does not name record %d", err, len(records))
 	}
-	batched, err2 := readAllBatches(f.newReader(bytes.NewReader(data), WithCompression(CompressionAuto), WithMaxRecordSize(1<<20), WithBufferSize(16)), 3)
+	batched, err2 := readAllBatches(f.newReader(bytes.NewReader(data), Options{Compression: CompressionAuto, MaxRecordSize: 1 << 20, BufferSize: 16}), 3)
 	if !equalRecords(records, batched) || (err == nil) != (err2 == nil) {
 		t.Fatalf("Next read %d records (%v), ReadBatch %d (%v)", len(records), err, len(batched), err2)
 	}
@@ -31,7 +31,7 @@ func fuzzFormat(t *testing.T, f format, data []byte) {
 
 func seeds(f *testing.F, fm format) {
 	for _, c := range compressions {
-		f.Add(encode(f, fm, testRecords()[:3], WithCompression(c)))
+		f.Add(encode(f, fm, testRecords()[:3], Options{Compression: c}))
 	}
 	f.Add([]byte{})
 	f.Add(header(1 << 40))

@@ -26,7 +26,7 @@ func TestGoldenFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, rc := range []Compression{c, CompressionAuto} {
-			got, err := readAll(NewReader(bytes.NewReader(data), WithCompression(rc)))
+			got, err := readAll(NewReader(bytes.NewReader(data), Options{Compression: rc}))
 			if err != nil || !equalRecords(got, testRecords()) {
 				t.Errorf("%s read with %v: %d records, %v", goldenPath(c), rc, len(got), err)
 			}
@@ -85,7 +85,7 @@ func TestTensorFlow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := readAll(NewReader(bytes.NewReader(data), WithCompression(CompressionAuto)))
+		got, err := readAll(NewReader(bytes.NewReader(data), Options{Compression: CompressionAuto}))
 		if err != nil || !equalRecords(got, testRecords()) {
 			t.Errorf("reading TensorFlow's %v file: %d records, %v", c, len(got), err)
 		}
@@ -106,7 +106,7 @@ func TestTensorFlow(t *testing.T) {
 	want := map[string]any{}
 	for _, c := range compressions {
 		p := filepath.Join(dir, "go-"+c.String()+".tfrecord")
-		if err := os.WriteFile(p, encode(t, formats[0], testRecords(), WithCompression(c)), 0o644); err != nil {
+		if err := os.WriteFile(p, encode(t, formats[0], testRecords(), Options{Compression: c}), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		args = append(args, p+":"+c.String())

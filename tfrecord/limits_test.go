@@ -41,21 +41,21 @@ func claim(t testing.TB, delimited, gz bool, length uint64, held int) []byte {
 }
 
 // By default a record longer than DefaultMaxRecordSize is refused before
-// any of it is read; WithMaxRecordSize raises, lowers or removes the limit.
+// any of it is read; Options.MaxRecordSize raises, lowers or removes the limit.
 func TestDefaultRecordLimit(t *testing.T) {
 	for _, delimited := range []bool{false, true} {
-		newReader := func(r io.Reader, o ...Option) RecordReader { return NewReader(r, o...) }
+		newReader := func(r io.Reader, o ...Options) RecordReader { return NewReader(r, o...) }
 		if delimited {
-			newReader = func(r io.Reader, o ...Option) RecordReader { return NewDelimitedReader(r, o...) }
+			newReader = func(r io.Reader, o ...Options) RecordReader { return NewDelimitedReader(r, o...) }
 		}
 		over := claim(t, delimited, true, DefaultMaxRecordSize+1, 10)
-		_, err := newReader(bytes.NewReader(over), WithCompression(CompressionAuto)).Next()
+		_, err := newReader(bytes.NewReader(over), Options{Compression: CompressionAuto}).Next()
 		assertRecordError(t, err, ErrCorrupt, 0, 0, fmt.Sprintf("record length %d exceeds the limit of %d", DefaultMaxRecordSize+1, DefaultMaxRecordSize))
-		_, err = newReader(bytes.NewReader(over), WithCompression(CompressionAuto), WithMaxRecordSize(0)).Next()
+		_, err = newReader(bytes.NewReader(over), Options{Compression: CompressionAuto, MaxRecordSize: 0}).Next()
 		assertRecordError(t, err, ErrCorrupt, 0, 0, fmt.Sprintf("record length %d exceeds the limit of %d", DefaultMaxRecordSize+1, DefaultMaxRecordSize))
 		// Raised or removed, the claim is believed as far as the bytes go.
 		for _, limit := range []int64{DefaultMaxRecordSize + 1, -1} {
-			_, err = newReader(bytes.NewReader(over), WithCompression(CompressionAuto), WithMaxRecordSize(limit)).Next()
+			_, err = newReader(bytes.NewReader(over), Options{Compression: CompressionAuto, MaxRecordSize: limit}).Next()
 			assertRecordError(t, err, ErrTruncated, 0, 0, fmt.Sprintf("reading %d data bytes", DefaultMaxRecordSize+1))
 		}
 		// A record of exactly the limit is read.
@@ -68,7 +68,7 @@ func TestDefaultRecordLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Close()
-		if rec, err := newReader(bytes.NewReader(buf.Bytes()), WithMaxRecordSize(1000)).Next(); err != nil || len(rec) != 1000 {
+		if rec, err := newReader(bytes.NewReader(buf.Bytes()), Options{MaxRecordSize: 1000}).Next(); err != nil || len(rec) != 1000 {
 			t.Errorf("record of the limit's size: %d bytes, %v", len(rec), err)
 		}
 	}
@@ -83,9 +83,9 @@ func TestAllocationFollowsBytes(t *testing.T) {
 	for _, delimited := range []bool{false, true} {
 		for _, gz := range []bool{false, true} {
 			data := claim(t, delimited, gz, 4<<30, held)
-			var r RecordReader = NewReader(bytes.NewReader(data), WithCompression(CompressionAuto), WithMaxRecordSize(-1))
+			var r RecordReader = NewReader(bytes.NewReader(data), Options{Compression: CompressionAuto, MaxRecordSize: -1})
 			if delimited {
-				r = NewDelimitedReader(bytes.NewReader(data), WithCompression(CompressionAuto), WithMaxRecordSize(-1))
+				r = NewDelimitedReader(bytes.NewReader(data), Options{Compression: CompressionAuto, MaxRecordSize: -1})
 			}
 			var err error
 			n := allocated(func() { _, err = r.Next() })

@@ -59,66 +59,69 @@ type config struct {
 	maxRecordSize int64
 	maxBatchBytes int64
 	bufferSize    int
+	err           error // an argument error, returned by the first call
 }
 
 // DefaultMaxRecordSize is the record size readers accept unless
-// WithMaxRecordSize says otherwise: 64 MiB, protobuf's long-standing
+// Options.MaxRecordSize says otherwise: 64 MiB, protobuf's long-standing
 // default limit on a message parsed at once. A longer record is refused
 // with ErrCorrupt before any of it is read.
 const DefaultMaxRecordSize = 64 << 20
 
-func newConfig(opts []Option) config {
+func newConfig(opts []Options) config {
 	c := config{
 		compression:   CompressionNone,
 		level:         flate.DefaultCompression,
 		maxRecordSize: DefaultMaxRecordSize,
 		bufferSize:    256 << 10,
 	}
-	for _, o := range opts {
-		o(&c)
+	if len(opts) == 0 {
+		return c
+	}
+	if len(opts) > 1 {
+		c.err = fmt.Errorf("%w: %d Options given, at most one", ErrOption, len(opts))
+		return c
+	}
+	o := opts[0]
+	c.compression = o.Compression
+	if o.CompressionLevel != 0 {
+		c.level = o.CompressionLevel
+	}
+	switch {
+	case o.MaxRecordSize > 0:
+		c.maxRecordSize = o.MaxRecordSize
+	case o.MaxRecordSize < 0:
+		c.maxRecordSize = 0
+	}
+	c.maxBatchBytes = o.MaxBatchBytes
+	if o.BufferSize > 0 {
+		c.bufferSize = o.BufferSize
 	}
 	return c
 }
 
-// Option configures a Reader, DelimitedReader, Writer or DelimitedWriter.
-type Option func(*config)
-
-// WithCompression sets the stream's compression. The default is
-// CompressionNone; readers also accept CompressionAuto.
-func WithCompression(c Compression) Option { return func(cf *config) { cf.compression = c } }
-
-// WithCompressionLevel sets the gzip or zlib level used by writers
-// (compress/flate's levels; the default is flate.DefaultCompression).
-func WithCompressionLevel(level int) Option { return func(cf *config) { cf.level = level } }
-
-// WithMaxRecordSize makes readers reject, with ErrCorrupt, any record whose
-// length exceeds n bytes, before reading it. 0 keeps the default
-// (DefaultMaxRecordSize); a negative n means no limit beyond the data
-// actually present (memory then grows with the longest record, up to
-// twice its size while it is read).
-func WithMaxRecordSize(n int64) Option {
-	return func(cf *config) {
-		switch {
-		case n > 0:
-			cf.maxRecordSize = n
-		case n < 0:
-			cf.maxRecordSize = 0
-		default:
-			cf.maxRecordSize = DefaultMaxRecordSize
-		}
-	}
-}
-
-// WithMaxBatchBytes makes NextBatch and ReadBatch stop adding records once
-// a batch holds at least n data bytes (a batch always holds at least one
-// record). 0 (the default) means batches are bounded by record count only.
-func WithMaxBatchBytes(n int64) Option { return func(cf *config) { cf.maxBatchBytes = n } }
-
-// WithBufferSize sets the size of the read or write buffer (default 256 KiB).
-func WithBufferSize(n int) Option {
-	return func(cf *config) {
-		if n > 0 {
-			cf.bufferSize = n
-		}
-	}
+// Options configure a Reader, DelimitedReader, Writer or DelimitedWriter.
+// The zero value is the default; like every configurable call of this
+// module, the constructors take it as an optional trailing argument (at
+// most one).
+type Options struct {
+	// Compression is the stream's compression. The default is
+	// CompressionNone; readers also accept CompressionAuto.
+	Compression Compression
+	// CompressionLevel is the gzip or zlib level writers use
+	// (compress/flate's levels); 0 means flate.DefaultCompression.
+	CompressionLevel int
+	// MaxRecordSize makes readers reject, with ErrCorrupt, any record
+	// whose length exceeds it, before reading it. 0 means
+	// DefaultMaxRecordSize; negative means no limit beyond the data
+	// actually present (memory then grows with the longest record, up to
+	// twice its size while it is read).
+	MaxRecordSize int64
+	// MaxBatchBytes makes NextBatch and ReadBatch stop adding records
+	// once a batch holds at least this many data bytes (a batch always
+	// holds at least one record). 0 means batches are bounded by record
+	// count only.
+	MaxBatchBytes int64
+	// BufferSize is the size of the read or write buffer; 0 means 256 KiB.
+	BufferSize int
 }

@@ -65,7 +65,7 @@ var _ RecordReader = (*Reader)(nil)
 // compression (default none; CompressionAuto detects it), a record size
 // limit and a batch byte budget. Errors about r's header (a bad gzip
 // header) are returned by the first read.
-func NewReader(r io.Reader, opts ...Option) *Reader {
+func NewReader(r io.Reader, opts ...Options) *Reader {
 	return &Reader{newStream(r, false, opts)}
 }
 
@@ -144,7 +144,7 @@ var _ RecordReader = (*DelimitedReader)(nil)
 
 // NewDelimitedReader returns a DelimitedReader of r, with the same options
 // as NewReader.
-func NewDelimitedReader(r io.Reader, opts ...Option) *DelimitedReader {
+func NewDelimitedReader(r io.Reader, opts ...Options) *DelimitedReader {
 	return &DelimitedReader{newStream(r, true, opts)}
 }
 

@@ -60,10 +60,13 @@ type stream struct {
 	hdr       [12]byte
 }
 
-func newStream(r io.Reader, delimited bool, opts []Option) *stream {
+func newStream(r io.Reader, delimited bool, opts []Options) *stream {
 	s := &stream{cfg: newConfig(opts), src: r, delimited: delimited, format: "tfrecord"}
 	if delimited {
 		s.format = "delimited"
+	}
+	if s.cfg.err != nil {
+		s.err = s.cfg.err
 	}
 	return s
 }

@@ -76,7 +76,7 @@ func TestFindRecordReportsReadErrors(t *testing.T) {
 func TestSniffCompression(t *testing.T) {
 	records := [][]byte{[]byte("x")}
 	for _, c := range []Compression{CompressionNone, CompressionGzip, CompressionZlib} {
-		b := encode(t, formats[0], records, WithCompression(c))
+		b := encode(t, formats[0], records, Options{Compression: c})
 		if got := SniffCompression(b[:12], false); got != c {
 			t.Errorf("%v: sniffed %v", c, got)
 		}

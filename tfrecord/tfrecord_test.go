@@ -32,8 +32,8 @@ var compressions = []Compression{CompressionNone, CompressionGzip, CompressionZl
 
 type format struct {
 	name      string
-	newReader func(io.Reader, ...Option) RecordReader
-	newWriter func(io.Writer, ...Option) recordWriter
+	newReader func(io.Reader, ...Options) RecordReader
+	newWriter func(io.Writer, ...Options) recordWriter
 }
 
 type recordWriter interface {
@@ -43,14 +43,14 @@ type recordWriter interface {
 
 var formats = []format{
 	{"tfrecord",
-		func(r io.Reader, o ...Option) RecordReader { return NewReader(r, o...) },
-		func(w io.Writer, o ...Option) recordWriter { return NewWriter(w, o...) }},
+		func(r io.Reader, o ...Options) RecordReader { return NewReader(r, o...) },
+		func(w io.Writer, o ...Options) recordWriter { return NewWriter(w, o...) }},
 	{"delimited",
-		func(r io.Reader, o ...Option) RecordReader { return NewDelimitedReader(r, o...) },
-		func(w io.Writer, o ...Option) recordWriter { return NewDelimitedWriter(w, o...) }},
+		func(r io.Reader, o ...Options) RecordReader { return NewDelimitedReader(r, o...) },
+		func(w io.Writer, o ...Options) recordWriter { return NewDelimitedWriter(w, o...) }},
 }
 
-func encode(t testing.TB, f format, records [][]byte, opts ...Option) []byte {
+func encode(t testing.TB, f format, records [][]byte, opts ...Options) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w := f.newWriter(&buf, opts...)
@@ -130,14 +130,14 @@ func TestRoundTrip(t *testing.T) {
 		for _, c := range compressions {
 			for name, records := range sets {
 				t.Run(fmt.Sprintf("%s/%v/%s", f.name, c, name), func(t *testing.T) {
-					data := encode(t, f, records, WithCompression(c))
+					data := encode(t, f, records, Options{Compression: c})
 					for _, rc := range []Compression{c, CompressionAuto} {
-						got, err := readAll(f.newReader(bytes.NewReader(data), WithCompression(rc)))
+						got, err := readAll(f.newReader(bytes.NewReader(data), Options{Compression: rc}))
 						if err != nil || !equalRecords(got, records) {
 							t.Fatalf("Next with %v: got %d records, err %v; want %d records", rc, len(got), err, len(records))
 						}
 						for _, n := range []int{1, 2, 1000, 0} {
-							got, err := readAllBatches(f.newReader(bytes.NewReader(data), WithCompression(rc), WithBufferSize(64)), n)
+							got, err := readAllBatches(f.newReader(bytes.NewReader(data), Options{Compression: rc, BufferSize: 64}), n)
 							if err != nil || !equalRecords(got, records) {
 								t.Fatalf("ReadBatch(%d) with %v: got %d records, err %v; want %d", n, rc, len(got), err, len(records))
 							}
@@ -169,7 +169,7 @@ func TestNextReturnsOwnedNonNilSlices(t *testing.T) {
 func TestBatchLimits(t *testing.T) {
 	records := testRecords() // sizes 0, 1, 256, 5000, 15
 	data := encode(t, formats[0], records)
-	r := NewReader(bytes.NewReader(data), WithMaxBatchBytes(200))
+	r := NewReader(bytes.NewReader(data), Options{MaxBatchBytes: 200})
 	var sizes []int
 	for {
 		b, err := r.NextBatch(0)
@@ -289,19 +289,19 @@ func TestTruncated(t *testing.T) {
 func TestCompressedDamage(t *testing.T) {
 	records := testRecords()
 	for _, c := range []Compression{CompressionGzip, CompressionZlib} {
-		data := encode(t, formats[0], records, WithCompression(c))
-		_, err := readAll(NewReader(bytes.NewReader(data[:len(data)-10]), WithCompression(c)))
+		data := encode(t, formats[0], records, Options{Compression: c})
+		_, err := readAll(NewReader(bytes.NewReader(data[:len(data)-10]), Options{Compression: c}))
 		if !errors.Is(err, ErrTruncated) {
 			t.Errorf("%v cut short: err = %v, want ErrTruncated", c, err)
 		}
 		bad := bytes.Clone(data)
 		bad[len(bad)-2] ^= 0xff // inside the trailing checksum
-		_, err = readAll(NewReader(bytes.NewReader(bad), WithCompression(c)))
+		_, err = readAll(NewReader(bytes.NewReader(bad), Options{Compression: c}))
 		if !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%v with a bad checksum: err = %v, want ErrCorrupt", c, err)
 		}
 	}
-	_, err := readAll(NewReader(strings.NewReader("not gzip at all"), WithCompression(CompressionGzip)))
+	_, err := readAll(NewReader(strings.NewReader("not gzip at all"), Options{Compression: CompressionGzip}))
 	assertRecordError(t, err, ErrCorrupt, 0, 0, "reading gzip header")
 }
 
@@ -310,10 +310,10 @@ func TestHostileLength(t *testing.T) {
 	// the limit removed, as truncated after reading what is there, without
 	// allocating 1 TiB; by default the length is refused.
 	data := append(header(1<<40), "tiny"...)
-	_, err := NewReader(bytes.NewReader(data), WithMaxRecordSize(-1)).Next()
+	_, err := NewReader(bytes.NewReader(data), Options{MaxRecordSize: -1}).Next()
 	assertRecordError(t, err, ErrTruncated, 0, 0, "reading 1099511627776 data bytes")
 
-	_, err = NewReader(bytes.NewReader(data), WithMaxRecordSize(1000)).Next()
+	_, err = NewReader(bytes.NewReader(data), Options{MaxRecordSize: 1000}).Next()
 	assertRecordError(t, err, ErrCorrupt, 0, 0, "record length 1099511627776 exceeds the limit of 1000")
 
 	// An 11-byte varint cannot be a 64-bit length.
@@ -337,13 +337,13 @@ func (f *failingReader) Read(p []byte) (int, error) {
 
 func TestSourceErrorPassesThrough(t *testing.T) {
 	boom := errors.New("disk on fire")
-	data := encode(t, formats[0], testRecords(), WithCompression(CompressionGzip))
+	data := encode(t, formats[0], testRecords(), Options{Compression: CompressionGzip})
 	for _, c := range []Compression{CompressionNone, CompressionGzip} {
 		src := data
 		if c == CompressionNone {
 			src = encode(t, formats[0], testRecords())
 		}
-		_, err := readAll(NewReader(&failingReader{src[:len(src)/2], boom}, WithCompression(c)))
+		_, err := readAll(NewReader(&failingReader{src[:len(src)/2], boom}, Options{Compression: c}))
 		if !errors.Is(err, boom) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrTruncated) {
 			t.Errorf("%v: err = %v, want the source's error and no format sentinel", c, err)
 		}
@@ -352,8 +352,8 @@ func TestSourceErrorPassesThrough(t *testing.T) {
 
 func TestAutoDetect(t *testing.T) {
 	for _, c := range compressions {
-		data := encode(t, formats[0], testRecords(), WithCompression(c))
-		r := NewReader(bytes.NewReader(data), WithCompression(CompressionAuto))
+		data := encode(t, formats[0], testRecords(), Options{Compression: c})
+		r := NewReader(bytes.NewReader(data), Options{Compression: CompressionAuto})
 		if _, err := r.Next(); err != nil {
 			t.Fatal(err)
 		}
@@ -365,21 +365,21 @@ func TestAutoDetect(t *testing.T) {
 	// gzip magic number; its valid length CRC keeps it plain.
 	rec := make([]byte, 0x8b1f)
 	data := encode(t, formats[0], [][]byte{rec})
-	got, err := readAll(NewReader(bytes.NewReader(data), WithCompression(CompressionAuto)))
+	got, err := readAll(NewReader(bytes.NewReader(data), Options{Compression: CompressionAuto}))
 	if err != nil || len(got) != 1 {
 		t.Fatalf("plain file starting 1f 8b: %d records, %v", len(got), err)
 	}
-	if _, err := readAll(NewReader(strings.NewReader(""), WithCompression(CompressionAuto))); err != nil {
+	if _, err := readAll(NewReader(strings.NewReader(""), Options{Compression: CompressionAuto})); err != nil {
 		t.Fatalf("empty input with auto: %v, want a clean end", err)
 	}
 }
 
 func TestWriterOptions(t *testing.T) {
-	w := NewWriter(io.Discard, WithCompression(CompressionAuto))
+	w := NewWriter(io.Discard, Options{Compression: CompressionAuto})
 	if err := w.Write([]byte("x")); !errors.Is(err, ErrOption) {
 		t.Fatalf("Write with CompressionAuto: %v, want ErrOption", err)
 	}
-	w = NewWriter(io.Discard, WithCompression(CompressionGzip), WithCompressionLevel(42))
+	w = NewWriter(io.Discard, Options{Compression: CompressionGzip, CompressionLevel: 42})
 	if err := w.Write([]byte("x")); !errors.Is(err, ErrOption) {
 		t.Fatalf("Write with level 42: %v, want ErrOption", err)
 	}
@@ -402,7 +402,7 @@ func TestWriterOptions(t *testing.T) {
 
 func TestFlushMakesRecordsReadable(t *testing.T) {
 	var buf bytes.Buffer
-	w := NewWriter(&buf, WithCompression(CompressionGzip))
+	w := NewWriter(&buf, Options{Compression: CompressionGzip})
 	if err := w.Write([]byte("early")); err != nil {
 		t.Fatal(err)
 	}
@@ -416,5 +416,17 @@ func TestFlushMakesRecordsReadable(t *testing.T) {
 	rec, err := NewReader(zr).Next()
 	if err != nil || string(rec) != "early" {
 		t.Fatalf("after Flush: %q, %v", rec, err)
+	}
+}
+
+// TestOneOptions checks that more than one Options is refused by readers
+// (first read) and writers (first write), with ErrOption.
+func TestOneOptions(t *testing.T) {
+	two := []Options{{}, {}}
+	if _, err := NewReader(bytes.NewReader(nil), two...).Next(); !errors.Is(err, ErrOption) {
+		t.Errorf("reader with two Options: %v, want ErrOption", err)
+	}
+	if err := NewWriter(io.Discard, two...).Write([]byte("x")); !errors.Is(err, ErrOption) {
+		t.Errorf("writer with two Options: %v, want ErrOption", err)
 	}
 }

@@ -20,8 +20,12 @@ type sink struct {
 	buf       [16]byte
 }
 
-func newSink(w io.Writer, delimited bool, opts []Option) *sink {
+func newSink(w io.Writer, delimited bool, opts []Options) *sink {
 	s := &sink{cfg: newConfig(opts), delimited: delimited}
+	if s.cfg.err != nil {
+		s.err = s.cfg.err
+		return s
+	}
 	dst := w
 	switch s.cfg.compression {
 	case CompressionNone:
@@ -129,10 +133,10 @@ func (s *sink) close() error {
 // underlying io.Writer.
 type Writer struct{ s *sink }
 
-// NewWriter returns a Writer to w. WithCompression selects gzip or zlib
+// NewWriter returns a Writer to w. Options.Compression selects gzip or zlib
 // (CompressionAuto is an error, returned by the first Write);
-// WithCompressionLevel sets their level.
-func NewWriter(w io.Writer, opts ...Option) *Writer { return &Writer{newSink(w, false, opts)} }
+// Options.CompressionLevel sets their level.
+func NewWriter(w io.Writer, opts ...Options) *Writer { return &Writer{newSink(w, false, opts)} }
 
 // Write appends one record. After an error every later call fails.
 func (w *Writer) Write(record []byte) error { return w.s.write(record) }
@@ -150,7 +154,7 @@ type DelimitedWriter struct{ s *sink }
 
 // NewDelimitedWriter returns a DelimitedWriter to w, with the same options
 // as NewWriter.
-func NewDelimitedWriter(w io.Writer, opts ...Option) *DelimitedWriter {
+func NewDelimitedWriter(w io.Writer, opts ...Options) *DelimitedWriter {
 	return &DelimitedWriter{newSink(w, true, opts)}
 }
 

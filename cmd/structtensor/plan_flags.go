@@ -168,12 +168,12 @@ func (f *recordInputFlags) reader(r io.Reader) (tfrecord.RecordReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []tfrecord.Option{tfrecord.WithCompression(comp), tfrecord.WithMaxRecordSize(*f.maxRecordSize)}
+	opts := tfrecord.Options{Compression: comp, MaxRecordSize: *f.maxRecordSize}
 	switch f.framing {
 	case "tfrecord":
-		return tfrecord.NewReader(r, opts...), nil
+		return tfrecord.NewReader(r, opts), nil
 	case "delimited":
-		return tfrecord.NewDelimitedReader(r, opts...), nil
+		return tfrecord.NewDelimitedReader(r, opts), nil
 	}
 	return nil, fmt.Errorf("unknown --input-format %q (want tfrecord or delimited)", f.framing)
 }
