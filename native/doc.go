@@ -4,6 +4,15 @@
 // Package decode is the Go API over it; the TensorFlow kernels in cops call
 // the same C ABI directly.
 //
+// The Go API of this package is the low-level engine interface: plans in
+// their byte form, results read out by column and partition index, engine
+// error codes. decode is the API for programs (descriptors, names,
+// StructTensors, sentinel errors); no type of this package appears in
+// decode's, cops' or savedmodel's API. It is nonetheless safe to call from
+// outside: inputs are validated by the engine, and every method that hands
+// a handle to C keeps its Go owner alive until the C call returns
+// (runtime.KeepAlive), so a cleanup cannot free the handle under it.
+//
 // # Design
 //
 // struct2tensor decodes a message tree one TensorFlow op per level, each op
