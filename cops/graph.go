@@ -83,8 +83,12 @@ type Options struct {
 // return for the same records. It registers the op first (Register).
 func DecodeGraph(g *tfbridge.Graph, records tfbridge.Output, plan *decode.Plan, opts ...Options) (*tfbridge.SymbolicStruct, error) {
 	var o Options
-	if len(opts) > 0 {
+	switch len(opts) {
+	case 0:
+	case 1:
 		o = opts[0]
+	default:
+		return nil, fmt.Errorf("%w: %d Options given, at most one", decode.ErrInput, len(opts))
 	}
 	if err := Register(); err != nil {
 		return nil, err
