@@ -1,6 +1,7 @@
 package savedmodel_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -148,5 +149,29 @@ func TestDecodeBadRecord(t *testing.T) {
 	dv.Close()
 	if _, err := dv.Decode(nil); !errors.Is(err, savedmodel.ErrClosed) {
 		t.Errorf("after Close: err = %v, want ErrClosed", err)
+	}
+}
+
+// TestDecodeContext checks that a done context stops a DataView decode
+// before TensorFlow runs, and that a live one decodes as Decode does.
+func TestDecodeContext(t *testing.T) {
+	dir, plan := export(t, copstest.Descriptors(t), "structtensor.testdata.recipe.Recipe", "title")
+	dv, err := savedmodel.LoadDataView(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dv.Close()
+	records := [][]byte{[]byte("\x0a\x03Tea")}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := dv.DecodeContext(ctx, records); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v, want context.Canceled", err)
+	}
+	got, err := dv.DecodeContext(context.Background(), records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := plan.Decode(records); !structtensor.Equal(got, want) {
+		t.Errorf("DecodeContext = %v, want %v", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package savedmodel
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -132,16 +133,28 @@ func (dv *DataView) Metadata() *Metadata { return dv.meta }
 // with an InvalidArgument error (tfbridge.ErrInvalidArgument) naming the
 // record, the byte offset and the field path.
 func (dv *DataView) Decode(records [][]byte) (*structtensor.StructTensor, error) {
+	return dv.DecodeContext(context.Background(), records)
+}
+
+// DecodeContext is Decode with a context: a done context stops the run
+// before it starts and a deadline becomes its TensorFlow timeout
+// (tfbridge.Session.RunContext).
+func (dv *DataView) DecodeContext(ctx context.Context, records [][]byte) (*structtensor.StructTensor, error) {
 	in, err := structtensor.NewTensor(structtensor.Shape{len(records)}, records)
 	if err != nil {
 		return nil, fmt.Errorf("DataView decode: %w", err)
 	}
-	return dv.DecodeTensor(in)
+	return dv.DecodeTensorContext(ctx, in)
 }
 
 // DecodeTensor is Decode for records already held in a String tensor of
 // shape [n].
 func (dv *DataView) DecodeTensor(records *structtensor.Tensor) (*structtensor.StructTensor, error) {
+	return dv.DecodeTensorContext(context.Background(), records)
+}
+
+// DecodeTensorContext is DecodeTensor with a context, as DecodeContext.
+func (dv *DataView) DecodeTensorContext(ctx context.Context, records *structtensor.Tensor) (*structtensor.StructTensor, error) {
 	t, err := tfbridge.NewTensor(records)
 	if err != nil {
 		return nil, fmt.Errorf("DataView decode: %w", err)
@@ -152,7 +165,7 @@ func (dv *DataView) DecodeTensor(records *structtensor.Tensor) (*structtensor.St
 	if dv.model == nil {
 		return nil, ErrClosed
 	}
-	st, err := dv.model.Session.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{dv.input: t}, dv.symbolic)
+	st, err := dv.model.Session.RunStructContext(ctx, map[tfbridge.Output]*tfbridge.Tensor{dv.input: t}, dv.symbolic)
 	if err != nil {
 		return nil, fmt.Errorf("DataView decode: %w", err)
 	}

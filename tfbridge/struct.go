@@ -1,6 +1,7 @@
 package tfbridge
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -422,7 +423,12 @@ func (t *SymbolicTensor) RowSplits() []Output { return pick(t.outs, t.parts) }
 // RunStruct runs the session, fetching every component of s, and rebuilds
 // the concrete StructTensor from them.
 func (sess *Session) RunStruct(feeds map[Output]*Tensor, s *SymbolicStruct) (*structtensor.StructTensor, error) {
-	v, err := sess.RunSymbolic(feeds, s)
+	return sess.RunStructContext(context.Background(), feeds, s)
+}
+
+// RunStructContext is RunStruct with a context, acting as in RunContext.
+func (sess *Session) RunStructContext(ctx context.Context, feeds map[Output]*Tensor, s *SymbolicStruct) (*structtensor.StructTensor, error) {
+	v, err := sess.RunSymbolicContext(ctx, feeds, s)
 	if err != nil {
 		return nil, err
 	}
@@ -433,11 +439,17 @@ func (sess *Session) RunStruct(feeds map[Output]*Tensor, s *SymbolicStruct) (*st
 // the concrete value: a *StructTensor for a *SymbolicStruct, a *Tensor or
 // *Ragged for a *SymbolicTensor.
 func (sess *Session) RunSymbolic(feeds map[Output]*Tensor, v Symbolic) (structtensor.Value, error) {
+	return sess.RunSymbolicContext(context.Background(), feeds, v)
+}
+
+// RunSymbolicContext is RunSymbolic with a context, acting as in
+// RunContext.
+func (sess *Session) RunSymbolicContext(ctx context.Context, feeds map[Output]*Tensor, v Symbolic) (structtensor.Value, error) {
 	idx, outs, err := componentIndices(v)
 	if err != nil {
 		return nil, err
 	}
-	fetched, err := sess.Run(feeds, pick(outs, idx), nil)
+	fetched, err := sess.RunContext(ctx, feeds, pick(outs, idx), nil)
 	if err != nil {
 		return nil, err
 	}
