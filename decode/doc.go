@@ -118,9 +118,13 @@
 // constructors without further copies. A batch of 64 KiB or more skips
 // even that copy: the engine writes into Go buffers sized from the plan's
 // previous such batch (or a sample of the first), which become the
-// output; on several threads each writes its share, closed up afterwards. Plan.MarshalBinary gives the
-// plan's versioned byte form (documented in package native), which
-// UnmarshalPlan reads back and the TensorFlow op carries as an attribute.
+// output; on several threads each writes its share, closed up afterwards.
+//
+// Plan.MarshalBinary gives the plan's versioned byte form, which the
+// TensorFlow op carries as an attribute and UnmarshalPlan reads back,
+// checking everything it reads (and the engine checks it again). The
+// layout is specified once, with the engine that shares it (package
+// native's documentation); programs need not know it.
 //
 // The way back is Plan.Encode: each row of a StructTensor shaped as the
 // plan decodes becomes one serialized record (Plan.Messages gives the
