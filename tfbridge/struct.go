@@ -303,10 +303,12 @@ func PlaceholdersFromSpec(g *Graph, s *structtensor.StructSpec, name string) (*S
 	return NewSymbolicStruct(s, outs)
 }
 
-// Spec returns the StructSpec as a structtensor.Spec.
+// Spec returns the StructSpec as a structtensor.Spec. It is the struct's
+// own and must not be modified.
 func (s *SymbolicStruct) Spec() structtensor.Spec { return s.node.spec }
 
-// StructSpec returns the StructSpec.
+// StructSpec returns the StructSpec: the struct's own, which must not be
+// modified (its fields describe the components the graph computes).
 func (s *SymbolicStruct) StructSpec() *structtensor.StructSpec { return s.node.spec }
 
 // Components returns the outputs holding the struct: inherited partitions
