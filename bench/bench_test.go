@@ -121,7 +121,8 @@ func TestProtoGoGenParses(t *testing.T) {
 	}
 }
 
-// TestDecodeInBatches checks the batches of ours-1t-1mb: they cover every
+// TestDecodeInBatches checks the batches of ours-1t-1mb (and of
+// ours-1t-1mb-recycle, each decoded into the memory of the one before): they cover every
 // record once, in order, and each decodes (in place, its offsets into the
 // dataset's buffer) as its records copied into a buffer of their own do.
 func TestDecodeInBatches(t *testing.T) {
@@ -139,23 +140,25 @@ func TestDecodeInBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		records := ds.records()
-		next, batches := 0, 0
-		err = decodeInBatches(plan, ds, 3000, func(st *structtensor.StructTensor) {
-			batches++
-			want, err := plan.Decode(records[next : next+st.NumRows()])
+		for _, recycle := range []bool{false, true} {
+			next, batches := 0, 0
+			err = decodeInBatches(plan, ds, 3000, recycle, func(st *structtensor.StructTensor) {
+				batches++
+				want, err := plan.Decode(records[next : next+st.NumRows()])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !structtensor.Equal(st, want) {
+					t.Fatalf("%s: the batch of records %d to %d differs from their decode", spec.name, next, next+st.NumRows())
+				}
+				next += st.NumRows()
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !structtensor.Equal(st, want) {
-				t.Fatalf("%s: the batch of records %d to %d differs from their decode", spec.name, next, next+st.NumRows())
+			if next != ds.numRecords() || batches < 2 {
+				t.Fatalf("%s: %d batches covered %d records, want all %d in several", spec.name, batches, next, ds.numRecords())
 			}
-			next += st.NumRows()
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if next != ds.numRecords() || batches < 2 {
-			t.Fatalf("%s: %d batches covered %d records, want all %d in several", spec.name, batches, next, ds.numRecords())
 		}
 	}
 }

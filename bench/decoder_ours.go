@@ -34,15 +34,51 @@ func init() {
 		about:    "ours-1t on the dataset cut into batches of about 1 MB, one DecodeContiguous each (no one output to compare)",
 		noOutput: true,
 		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
+			return prepareOursInBatches(e, ds, false)
+		},
+	})
+	// The same two with the output of each batch handed back to the plan
+	// (Plan.Recycle) once done with, as a loop over batches does: the
+	// next batch is decoded into its memory rather than into fresh memory
+	// (the TensorFlow op's outputs come from TensorFlow's allocator,
+	// which reuses the memory of released tensors the same way).
+	registerDecoder(decoder{
+		name:  "ours-1t-recycle",
+		order: 11,
+		about: "ours-1t, each call's output recycled (Plan.Recycle) into the next call's",
+		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
 			plan, err := compilePlan(e, ds)
 			if err != nil {
 				return nil, err
 			}
+			var prev *structtensor.StructTensor
 			return func() (*structtensor.StructTensor, error) {
-				return nil, decodeInBatches(plan, ds, smallBatchBytes, func(*structtensor.StructTensor) {})
+				plan.Recycle(prev)
+				st, err := plan.DecodeContiguous(ds.data, ds.offsets, decode.DecodeOptions{Threads: 1})
+				prev = st
+				return st, err
 			}, nil
 		},
 	})
+	registerDecoder(decoder{
+		name:     "ours-1t-1mb-recycle",
+		order:    16,
+		about:    "ours-1t-1mb, each batch's output recycled (Plan.Recycle) into the next batch's",
+		noOutput: true,
+		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
+			return prepareOursInBatches(e, ds, true)
+		},
+	})
+}
+
+func prepareOursInBatches(e *env, ds *dataset, recycle bool) (decodeFunc, error) {
+	plan, err := compilePlan(e, ds)
+	if err != nil {
+		return nil, err
+	}
+	return func() (*structtensor.StructTensor, error) {
+		return nil, decodeInBatches(plan, ds, smallBatchBytes, recycle, func(*structtensor.StructTensor) {})
+	}, nil
 }
 
 // smallBatchBytes is the batch size of ours-1t-1mb.
@@ -50,8 +86,8 @@ const smallBatchBytes = 1_000_000
 
 // decodeInBatches decodes ds on one thread in consecutive batches of
 // whole records of about size bytes each (at least one record), handing
-// each batch's output to use.
-func decodeInBatches(plan *decode.Plan, ds *dataset, size int64, use func(*structtensor.StructTensor)) error {
+// each batch's output to use, then, if recycle, back to the plan.
+func decodeInBatches(plan *decode.Plan, ds *dataset, size int64, recycle bool, use func(*structtensor.StructTensor)) error {
 	n := ds.numRecords()
 	for lo := 0; lo < n; {
 		hi := lo + 1
@@ -63,6 +99,9 @@ func decodeInBatches(plan *decode.Plan, ds *dataset, size int64, use func(*struc
 			return fmt.Errorf("records %d to %d: %w", lo, hi, err)
 		}
 		use(st)
+		if recycle {
+			plan.Recycle(st)
+		}
 		lo = hi
 	}
 	return nil

@@ -28,6 +28,11 @@ func TestSummaryTFOpTargets(t *testing.T) {
 		{"no struct2tensor", []result{m("ours-1t", 1), m("tf-op", 1)},
 			[]string{"speedup tf-op vs struct2tensor: not measured (no venv)"}, nil},
 		{"no tf-op", []result{m("ours-1t", 1)}, nil, []string{"tf-op"}},
+		{"recycling", []result{m("ours-1t", 2), m("ours-1t-recycle", 1), m("tf-op", 1.25)},
+			[]string{"ours-1t vs tf-op: 62% (50.0 vs 80.0 MB/cpu-s), goal >= 100%: MISSED",
+				"ours-1t-recycle vs tf-op: 125% (100.0 vs 80.0 MB/cpu-s), goal >= 100%: met"}, nil},
+		{"recycling slower", []result{m("ours-1t", 1), m("ours-1t-recycle", 2), m("tf-op", 1)},
+			[]string{"ours-1t-recycle vs tf-op: 50% (50.0 vs 100.0 MB/cpu-s), goal >= 100%: MISSED"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer

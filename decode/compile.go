@@ -111,7 +111,7 @@ func (o CompileOptions) Compile(d *Descriptors, message string, paths ...string)
 			return nil, err
 		}
 	}
-	c := &compiler{d: d, opts: o, plan: &Plan{message: string(md.FullName()), maxDepth: o.MaxDepth, descs: d}}
+	c := &compiler{d: d, opts: o, plan: &Plan{message: string(md.FullName()), maxDepth: o.MaxDepth, descs: d, recent: new(recentOutputs)}}
 	if o.FillRequired {
 		c.plan.flags |= flagFillRequired
 	}

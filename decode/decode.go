@@ -59,7 +59,7 @@ func (p *Plan) DecodeContext(ctx context.Context, records [][]byte, opts ...Deco
 		return nil, p.wrap(ctx, err)
 	}
 	defer res.Free()
-	return p.build(res)
+	return p.buildRecyclable(res)
 }
 
 // DecodeContiguous decodes the records data[offsets[i]:offsets[i+1]] for i
@@ -83,7 +83,7 @@ func (p *Plan) DecodeContiguousContext(ctx context.Context, data []byte, offsets
 		return nil, p.wrap(ctx, err)
 	}
 	defer res.Free()
-	return p.build(res)
+	return p.buildRecyclable(res)
 }
 
 // wrap turns an engine error into this package's errors, naming a field
@@ -173,6 +173,16 @@ func (p *Plan) nameUnprojected(msg string) string {
 // build assembles the StructTensor from the engine's columns: one copy
 // of each column into Go memory, then the value model's constructors,
 // which share those buffers.
+// buildRecyclable is build, remembering the memory the output was decoded
+// into for Recycle.
+func (p *Plan) buildRecyclable(res *native.Result) (*structtensor.StructTensor, error) {
+	st, err := p.build(res)
+	if err == nil {
+		p.recent.add(st, res.LentBlock())
+	}
+	return st, err
+}
+
 func (p *Plan) build(res *native.Result) (*structtensor.StructTensor, error) {
 	return p.buildNode(res, 0, res.NumRecords())
 }

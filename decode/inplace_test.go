@@ -3,6 +3,7 @@ package decode
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -120,4 +121,70 @@ func TestDecodeLendsBuffers(t *testing.T) {
 	checkLending(t, plan, recipe, "dense after sparse", dense)
 	checkLending(t, plan, recipe, "sparse after dense", sparse)
 	checkLending(t, plan, recipe, "mixed", append(append([][]byte(nil), sparse...), dense...))
+}
+
+// TestRecycle decodes a batch into the memory of a recycled output (still
+// holding that output's values, not cleared): the result must equal the
+// reference's, and the decode must allocate far less than its output.
+func TestRecycle(t *testing.T) {
+	d := testDescriptors(t)
+	for _, ds := range benchDatasets(t, 256) {
+		md, err := d.Message(ds.message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Compile(d, ds.message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two different batches of the same size: the records reversed.
+		a := ds.records
+		b := make([][]byte, len(a))
+		for i, r := range a {
+			b[len(a)-1-i] = r
+		}
+		want := refRecords(t, md, b)
+		dataA, offA := contiguous(a)
+		dataB, offB := contiguous(b)
+		for _, threads := range []int{1, 2} {
+			name := fmt.Sprintf("%s on %d threads", ds.name, threads)
+			if _, err := plan.DecodeContiguous(dataA, offA, DecodeOptions{Threads: threads}); err != nil {
+				t.Fatal(err) // sizes the buffers lent from now on
+			}
+			stA, err := plan.DecodeContiguous(dataA, offA, DecodeOptions{Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh := allocated(t, func() {
+				if _, err := plan.DecodeContiguous(dataB, offB, DecodeOptions{Threads: threads}); err != nil {
+					t.Fatal(err)
+				}
+			})
+			plan.Recycle(stA)
+			plan.Recycle(stA) // a second time: ignored
+			var stB *structtensor.StructTensor
+			recycled := allocated(t, func() {
+				if stB, err = plan.DecodeContiguous(dataB, offB, DecodeOptions{Threads: threads}); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if ok, why := sameValue(want, structtensor.ToValue(stB)); !ok {
+				t.Errorf("%s: decoded into recycled memory, differs from the reference: %s", name, why)
+			}
+			if recycled*4 > fresh {
+				t.Errorf("%s: a decode into recycled memory allocated %d bytes, one into fresh memory %d", name, recycled, fresh)
+			}
+			plan.Recycle(&structtensor.StructTensor{}) // not the plan's: ignored
+		}
+	}
+}
+
+// allocated returns the bytes of Go heap fn allocates.
+func allocated(t *testing.T, fn func()) uint64 {
+	t.Helper()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	fn()
+	runtime.ReadMemStats(&m1)
+	return m1.TotalAlloc - m0.TotalAlloc
 }

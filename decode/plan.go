@@ -34,6 +34,9 @@ type Plan struct {
 	// descs are the descriptors the plan was compiled from (nil after
 	// UnmarshalPlan): Encode fills extensions from them.
 	descs *Descriptors
+	// recent remembers the memory of the last outputs, for Recycle (a
+	// pointer: a Plan value may be copied).
+	recent *recentOutputs
 }
 
 // planNode is one projected message at one path.
@@ -204,7 +207,7 @@ func UnmarshalPlan(b []byte) (*Plan, error) {
 	if v := r.uvarint(); r.err == nil && v != planVersion {
 		return nil, fmt.Errorf("%w: version %d (this package reads %d)", ErrPlan, v, planVersion)
 	}
-	p := &Plan{bytes: append([]byte(nil), b...)}
+	p := &Plan{bytes: append([]byte(nil), b...), recent: new(recentOutputs)}
 	p.message = r.str()
 	if r.err == nil && !protoreflect.FullName(p.message).IsValid() {
 		r.fail("message name %q is not a valid full name", p.message)

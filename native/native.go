@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"runtime"
 	"sort"
 	"sync/atomic"
@@ -71,6 +70,24 @@ type Plan struct {
 	// last holds the output sizes of the last decode that could lend,
 	// from which the next one sizes the Go buffers it lends the engine.
 	last atomic.Pointer[outputSizes]
+	// spare is a block of lent memory handed back by Recycle, for the
+	// next decode that fits in it to lend again.
+	spare atomic.Pointer[[]byte]
+}
+
+// Recycle hands back block, the memory lent to an earlier decode of this
+// plan (Result.LentBlock), for a later decode to lend the engine again
+// instead of allocating: the caller guarantees that nothing reads or
+// writes it any more. The plan keeps one such block (the latest).
+//
+// Fresh memory for every batch costs the Go path more than the decode
+// of simple records: the allocation starts a garbage collection cycle
+// and the runtime returns the freed memory of the last batch to the
+// operating system, which faults it in again, zeroed, for the next.
+func (p *Plan) Recycle(block []byte) {
+	if len(block) > 0 {
+		p.spare.Store(&block)
+	}
 }
 
 // NewPlan parses the byte form of a plan (see the package documentation).
@@ -278,6 +295,7 @@ func (p *Plan) lendFor(o Options, inBytes int64, n int, decodeFirst func(k int, 
 func (p *Plan) result(r *C.st_result, l *lent, o Options, inBytes int64, n int) *Result {
 	res := newResult(r, p)
 	res.lent = l
+	l.settle(r)
 	if l != nil || inBytes >= lendMinBytes {
 		p.last.Store(res.sizes(inBytes, int64(n)))
 	}
@@ -406,15 +424,29 @@ func (r *Result) sizes(inBytes, records int64) *outputSizes {
 	return s
 }
 
-// lent holds the Go buffers lent to the engine for one decode, pinned
-// until the result is freed, and the C arrays that point at them.
+// lent holds the Go buffers lent to the engine for one decode: slices of
+// one block of Go memory, pinned until the result is freed, and the C
+// arrays that point at them.
+//
+// One block rather than a slice per output: each large allocation may
+// start a garbage collection cycle, whose fixed costs (stopping the world,
+// waking the other Ps, the mark workers) were a fifth of the time of a
+// decode of flat records with two hundred outputs and two cycles per
+// batch; one allocation starts at most one. The cost is retention: any
+// output slice a caller keeps keeps the whole block, which is why a
+// result that uses much less than its block copies its outputs out (see
+// lent.keep).
 type lent struct {
+	block []byte    // every buffer below is a stretch of it
 	cols  []any     // per column: the typed slice ([]byte for strings)
 	offs  [][]int64 // per string column: the offsets
 	parts [][]int64
 	pin   runtime.Pinner
 	out   *C.st_output
 	mem   unsafe.Pointer // C memory of out and its arrays
+	// keep is set once the decode is done: whether the outputs decoded in
+	// place fill enough of the block to be handed out as they are.
+	keep bool
 }
 
 // estimate scales a size of the last batch to this one, with room to
@@ -424,38 +456,41 @@ func estimate(prev int64, ratio float64) int {
 	return int(scaled+scaled/32) + 16
 }
 
-// makeColumn allocates a Go slice of n elements of a column's dtype.
-func makeColumn(dtype uint8, n int) (any, unsafe.Pointer) {
+// typedSlice returns n elements of a column's dtype at p, in Go memory.
+func typedSlice(dtype uint8, p unsafe.Pointer, n int) any {
 	switch dtype {
 	case C.ST_BOOL:
-		s := makeUncleared[bool](n)
-		return s, unsafe.Pointer(unsafe.SliceData(s))
+		return unsafe.Slice((*bool)(p), n)
 	case C.ST_INT32:
-		s := makeUncleared[int32](n)
-		return s, unsafe.Pointer(unsafe.SliceData(s))
+		return unsafe.Slice((*int32)(p), n)
 	case C.ST_UINT32:
-		s := makeUncleared[uint32](n)
-		return s, unsafe.Pointer(unsafe.SliceData(s))
+		return unsafe.Slice((*uint32)(p), n)
 	case C.ST_FLOAT32:
-		s := makeUncleared[float32](n)
-		return s, unsafe.Pointer(unsafe.SliceData(s))
+		return unsafe.Slice((*float32)(p), n)
 	case C.ST_INT64:
-		s := makeUncleared[int64](n)
-		return s, unsafe.Pointer(unsafe.SliceData(s))
+		return unsafe.Slice((*int64)(p), n)
 	case C.ST_UINT64:
-		s := makeUncleared[uint64](n)
-		return s, unsafe.Pointer(unsafe.SliceData(s))
+		return unsafe.Slice((*uint64)(p), n)
 	case C.ST_FLOAT64:
-		s := makeUncleared[float64](n)
-		return s, unsafe.Pointer(unsafe.SliceData(s))
+		return unsafe.Slice((*float64)(p), n)
 	case C.ST_STRING:
-		s := makeUncleared[byte](n)
-		return s, unsafe.Pointer(unsafe.SliceData(s))
+		return unsafe.Slice((*byte)(p), n)
 	}
-	return nil, nil
+	return nil
 }
 
-// shrink returns the first n elements of a slice made by makeColumn, with
+// elemSize is the size of an element of a fixed-width dtype (strings: 1).
+func elemSize(dtype uint8) int {
+	switch dtype {
+	case C.ST_BOOL, C.ST_STRING:
+		return 1
+	case C.ST_INT32, C.ST_UINT32, C.ST_FLOAT32:
+		return 4
+	}
+	return 8
+}
+
+// shrink returns the first n elements of a slice made by typedSlice, with
 // capacity n.
 func shrink(v any, n int) any {
 	switch s := v.(type) {
@@ -479,6 +514,12 @@ func shrink(v any, n int) any {
 	return nil
 }
 
+// lendAlign is the alignment of each buffer in the block: a cache line,
+// so that no two outputs share one (the threads of a decode write
+// different stretches of every buffer, and each buffer's start is the
+// start of a stretch).
+const lendAlign = 64
+
 // lend allocates and pins the buffers for a batch of inBytes and records,
 // sized from the last batch's outputs, or returns nil (nothing lent) when
 // C memory for the arrays is short.
@@ -494,6 +535,33 @@ func (p *Plan) lend(last *outputSizes, inBytes, records int64) *lent {
 	nc, np := len(last.colLen), len(last.partLen)
 	limit := int(inBytes + records + 1)
 	size := func(prev int64, limit int) int { return min(estimate(prev, ratio), limit) }
+	// The layout: per column its values (elements), per string column its
+	// offsets, per partition its splits; element counts first, then the
+	// byte offsets of each in the block.
+	dtypes := make([]uint8, nc)
+	colN, offN, partN := make([]int, nc), make([]int, nc), make([]int, np)
+	colAt, offAt, partAt := make([]int, nc), make([]int, nc), make([]int, np)
+	total := 0
+	place := func(bytes int) int {
+		at := total
+		total += (bytes + lendAlign - 1) / lendAlign * lendAlign
+		return at
+	}
+	for c := range nc {
+		dtypes[c] = p.ColumnDType(c)
+		if dtypes[c] == C.ST_STRING {
+			colN[c] = max(size(last.colBytes[c], int(inBytes)), 1)
+			offN[c] = size(last.colLen[c], limit) + 1
+			colAt[c], offAt[c] = place(colN[c]), place(8*offN[c])
+			continue
+		}
+		colN[c] = max(size(last.colLen[c], limit), 1)
+		colAt[c] = place(colN[c] * elemSize(dtypes[c]))
+	}
+	for k := range np {
+		partN[k] = max(size(last.partLen[k], limit), 1)
+		partAt[k] = place(8 * partN[k])
+	}
 	const w = unsafe.Sizeof(uintptr(0))
 	mem := C.calloc(C.size_t(4*nc+2*np+1), C.size_t(w))
 	out := (*C.st_output)(C.calloc(1, C.size_t(unsafe.Sizeof(C.st_output{}))))
@@ -502,9 +570,19 @@ func (p *Plan) lend(last *outputSizes, inBytes, records int64) *lent {
 		C.free(unsafe.Pointer(out))
 		return nil
 	}
+	var block []byte
+	if spare := p.spare.Swap(nil); spare != nil && len(*spare) >= total {
+		block = *spare
+		poison(block)
+	} else {
+		// Slack of a sixteenth, so that a block recycled from this batch
+		// fits the next one of about the same size.
+		block = makeUncleared[byte](total + total/16)
+	}
+	base := unsafe.Pointer(unsafe.SliceData(block))
+	l := &lent{block: block, cols: make([]any, nc), offs: make([][]int64, nc), parts: make([][]int64, np), mem: mem, out: out}
+	l.pin.Pin(base)
 	arr := func(i int) unsafe.Pointer { return unsafe.Add(mem, uintptr(i)*w) }
-	l := &lent{cols: make([]any, nc), offs: make([][]int64, nc), parts: make([][]int64, np), mem: mem}
-	l.out = out
 	colData := unsafe.Slice((*unsafe.Pointer)(arr(0)), nc)
 	colCap := unsafe.Slice((*C.size_t)(arr(nc)), nc)
 	offData := unsafe.Slice((**C.int64_t)(arr(2*nc)), nc)
@@ -512,41 +590,23 @@ func (p *Plan) lend(last *outputSizes, inBytes, records int64) *lent {
 	partData := unsafe.Slice((**C.int64_t)(arr(4*nc)), np)
 	partCap := unsafe.Slice((*C.size_t)(arr(4*nc+np)), np)
 	for c := range nc {
-		dtype := p.ColumnDType(c)
-		if dtype == C.ST_STRING {
-			nb := max(size(last.colBytes[c], int(inBytes)), 1)
-			s, ptr := makeColumn(dtype, nb)
-			l.pin.Pin(ptr)
-			l.cols[c], colData[c], colCap[c] = s, ptr, C.size_t(nb)
-			no := size(last.colLen[c], limit) + 1
-			o := makeUncleared[int64](no)
-			l.pin.Pin(&o[0])
-			l.offs[c], offData[c], offCap[c] = o, (*C.int64_t)(unsafe.Pointer(&o[0])), C.size_t(no)
+		ptr := unsafe.Add(base, colAt[c])
+		l.cols[c], colData[c] = typedSlice(dtypes[c], ptr, colN[c]), ptr
+		if dtypes[c] == C.ST_STRING {
+			colCap[c] = C.size_t(colN[c])
+			o := unsafe.Add(base, offAt[c])
+			l.offs[c], offData[c], offCap[c] = unsafe.Slice((*int64)(o), offN[c]), (*C.int64_t)(o), C.size_t(offN[c])
 			continue
 		}
-		ne := max(size(last.colLen[c], limit), 1)
-		s, ptr := makeColumn(dtype, ne)
-		if ptr == nil {
-			continue
-		}
-		l.pin.Pin(ptr)
 		size := last.colBytes[c] / max(last.colLen[c], 1)
 		if last.colLen[c] == 0 {
-			size = 8 // unknown: the largest element; the capacity only needs to be no more than the slice's
-			switch dtype {
-			case C.ST_BOOL:
-				size = 1
-			case C.ST_INT32, C.ST_UINT32, C.ST_FLOAT32:
-				size = 4
-			}
+			size = int64(elemSize(dtypes[c])) // unknown: the capacity only needs to be no more than the slice's
 		}
-		l.cols[c], colData[c], colCap[c] = s, ptr, C.size_t(int64(ne)*size)
+		colCap[c] = C.size_t(int64(colN[c]) * size)
 	}
 	for k := range np {
-		ns := max(size(last.partLen[k], limit), 1)
-		s := makeUncleared[int64](ns)
-		l.pin.Pin(&s[0])
-		l.parts[k], partData[k], partCap[k] = s, (*C.int64_t)(unsafe.Pointer(&s[0])), C.size_t(ns)
+		s := unsafe.Add(base, partAt[k])
+		l.parts[k], partData[k], partCap[k] = unsafe.Slice((*int64)(s), partN[k]), (*C.int64_t)(s), C.size_t(partN[k])
 	}
 	out.column_data = (*unsafe.Pointer)(arr(0))
 	out.column_bytes = (*C.size_t)(arr(nc))
@@ -555,6 +615,43 @@ func (p *Plan) lend(last *outputSizes, inBytes, records int64) *lent {
 	out.partition_splits = (**C.int64_t)(arr(4 * nc))
 	out.partition_len = (*C.size_t)(arr(4*nc + np))
 	return l
+}
+
+// settle decides, once the decode into l is done, whether its outputs
+// may be handed out in place: only when those decoded in place fill at
+// least half the block (less, and a caller keeping them would keep a
+// block mostly of slack: the batch was smaller than the last one's
+// sizes said; the outputs are then copied out, as when nothing is lent).
+func (l *lent) settle(r *C.st_result) {
+	if l == nil {
+		return
+	}
+	used := 0
+	for c, v := range l.cols {
+		if C.st_result_column_in_place(r, C.int64_t(c)) != 1 {
+			continue
+		}
+		used += int(C.st_result_column_bytes(r, C.int64_t(c)))
+		if _, ok := v.([]byte); ok {
+			used += 8 * (int(C.st_result_column_length(r, C.int64_t(c))) + 1)
+		}
+	}
+	for k := range l.parts {
+		if C.st_result_partition_in_place(r, C.int64_t(k)) == 1 {
+			used += 8 * int(C.st_result_partition_length(r, C.int64_t(k)))
+		}
+	}
+	l.keep = 2*used >= len(l.block)-4096
+}
+
+// LentBlock returns the memory lent to the engine for this decode, which
+// the outputs decoded in place are slices of, or nil if nothing was lent.
+// It is for Plan.Recycle, once nothing uses the outputs any more.
+func (r *Result) LentBlock() []byte {
+	if r.lent == nil {
+		return nil
+	}
+	return r.lent.block
 }
 
 // output is what to pass the engine: nil lends nothing.
@@ -613,14 +710,6 @@ func (r *Result) NumRecords() int {
 	return n
 }
 
-// tight reports whether a result of used elements may keep a lent buffer
-// of capacity elements: one much larger is copied out instead, so that a
-// small result does not pin a large buffer (sized for the batch the
-// engine expected) for as long as it lives.
-func tight(used, capacity, elemSize int) bool {
-	return capacity-used <= max(used, 4096/elemSize)
-}
-
 var errCopy = errors.New("native: copy failed")
 
 // releaseBytes is the size from which a column's engine buffers are freed
@@ -639,8 +728,8 @@ func (r *Result) Column(c int, dtype uint8) (any, error) {
 		return nil, fmt.Errorf("%w: bad column %d", errCopy, c)
 	}
 	defer runtime.KeepAlive(r)
-	if r.lent != nil && C.st_result_column_in_place(r.r, C.int64_t(c)) == 1 {
-		if v := shrink(r.lent.cols[c], n); v != nil && tight(n, reflect.ValueOf(r.lent.cols[c]).Len(), max(nb/max(n, 1), 1)) {
+	if r.lent != nil && r.lent.keep && C.st_result_column_in_place(r.r, C.int64_t(c)) == 1 {
+		if v := shrink(r.lent.cols[c], n); v != nil {
 			return v, nil
 		}
 	}
@@ -712,9 +801,8 @@ func (r *Result) Strings(c int) (data []byte, offsets []int64, err error) {
 		return nil, nil, fmt.Errorf("%w: bad column %d", errCopy, c)
 	}
 	defer runtime.KeepAlive(r)
-	if r.lent != nil && C.st_result_column_in_place(r.r, C.int64_t(c)) == 1 {
-		if b, ok := r.lent.cols[c].([]byte); ok && len(b) >= nb && len(r.lent.offs[c]) >= n+1 &&
-			tight(nb, len(b), 1) && tight(n+1, len(r.lent.offs[c]), 8) {
+	if r.lent != nil && r.lent.keep && C.st_result_column_in_place(r.r, C.int64_t(c)) == 1 {
+		if b, ok := r.lent.cols[c].([]byte); ok && len(b) >= nb && len(r.lent.offs[c]) >= n+1 {
 			return b[:nb:nb], r.lent.offs[c][: n+1 : n+1], nil
 		}
 	}
@@ -741,8 +829,7 @@ func (r *Result) Splits(p int) ([]int64, error) {
 		return nil, fmt.Errorf("%w: bad partition %d", errCopy, p)
 	}
 	defer runtime.KeepAlive(r)
-	if r.lent != nil && C.st_result_partition_in_place(r.r, C.int64_t(p)) == 1 && len(r.lent.parts[p]) >= n &&
-		tight(n, len(r.lent.parts[p]), 8) {
+	if r.lent != nil && r.lent.keep && C.st_result_partition_in_place(r.r, C.int64_t(p)) == 1 && len(r.lent.parts[p]) >= n {
 		return r.lent.parts[p][:n:n], nil
 	}
 	s := make([]int64, n)

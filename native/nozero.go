@@ -27,11 +27,16 @@ func makeUncleared[T bool | int32 | uint32 | float32 | int64 | uint64 | float64 
 	var zero T
 	size := uintptr(n) * unsafe.Sizeof(zero)
 	p := mallocgc(size, nil, false)
+	poison(unsafe.Slice((*byte)(p), size))
+	return unsafe.Slice((*T)(p), n)
+}
+
+// poison fills b with 0xA5 when the test hook asks for it: memory lent to
+// the engine holds garbage, never zeros a missed element could pass for.
+func poison(b []byte) {
 	if testhook.PoisonLentBuffers.Load() {
-		b := unsafe.Slice((*byte)(p), size)
 		for i := range b {
 			b[i] = 0xA5
 		}
 	}
-	return unsafe.Slice((*T)(p), n)
 }
