@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"runtime"
 	"sync"
 	"testing"
 
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/native"
+	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfrecord"
 )
 
@@ -115,5 +117,39 @@ func TestPlanClose(t *testing.T) {
 	runtime.GC()
 	if st.NumRows() != len(records) {
 		t.Fatalf("result from before Close: %d rows", st.NumRows())
+	}
+}
+
+// TestThreadStartFailureFallsBack decodes on several threads in a process
+// whose engine cannot start a single pool thread (a child process of this
+// test, so that no thread of an earlier decode is there to help): every
+// decode runs on the calling thread alone and equals the serial decode.
+func TestThreadStartFailureFallsBack(t *testing.T) {
+	if os.Getenv("STRUCTTENSOR_TEST_NO_THREADS") == "1" {
+		native.FailThreadStarts(true)
+		defer native.FailThreadStarts(false)
+		runtime.GOMAXPROCS(4)
+		plan, records := bigBatch(t, 3)
+		got, err := plan.Decode(records, decode.DecodeOptions{Threads: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := native.WorkerThreads(); n != 0 {
+			t.Fatalf("%d engine threads started with every start failing", n)
+		}
+		native.FailThreadStarts(false)
+		want, err := plan.Decode(records, decode.DecodeOptions{Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !structtensor.Equal(got, want) {
+			t.Fatal("the decode without threads differs from the serial decode")
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestThreadStartFailureFallsBack$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "STRUCTTENSOR_TEST_NO_THREADS=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the child decode failed: %v\n%s", err, out)
 	}
 }

@@ -1496,6 +1496,10 @@ void compact(st_result& res) {
 // default counts the CPUs the process may run on.
 std::atomic<int32_t> thread_limit{0};
 
+// fail_thread_starts makes spawn act as if no thread could start
+// (st_test_fail_thread_starts).
+std::atomic<bool> fail_thread_starts{false};
+
 int32_t default_threads() {
   int32_t n = thread_limit.load(std::memory_order_relaxed);
   if (n > 0) return n;
@@ -1561,6 +1565,7 @@ class Workers {
   void spawn(int64_t want) {
     const int64_t limit = int64_t(default_threads()) - 1;
     while (idle_ < want && started_ < limit) {
+      if (fail_thread_starts.load(std::memory_order_relaxed)) return;
       try {
         std::thread(&Workers::loop, this).detach();
       } catch (const std::system_error&) {
@@ -1761,6 +1766,8 @@ void st_count_packed_runs(int64_t* vector, int64_t* portable) {
 void st_set_thread_limit(int32_t n) { thread_limit.store(n > 0 ? n : 0, std::memory_order_relaxed); }
 
 int32_t st_worker_threads(void) { return int32_t(Workers::get().threads()); }
+
+void st_test_fail_thread_starts(int32_t fail) { fail_thread_starts.store(fail != 0, std::memory_order_relaxed); }
 
 int64_t st_plan_num_columns(const st_plan* plan) { return plan ? int64_t(plan->col_dtype.size()) : -1; }
 int64_t st_plan_num_partitions(const st_plan* plan) { return plan ? plan->nparts : -1; }

@@ -842,6 +842,16 @@ func (r *Result) Splits(p int) ([]int64, error) {
 	return s, nil
 }
 
+// failThreadStarts makes every later start of an engine pool thread fail
+// (or start again): for the test of the fallback to fewer threads.
+func failThreadStarts(fail bool) {
+	f := C.int32_t(0)
+	if fail {
+		f = 1
+	}
+	C.st_test_fail_thread_starts(f)
+}
+
 // WorkerThreads returns the number of the engine's pool threads now
 // running (at most GOMAXPROCS-1: the goroutine calling a decode works
 // too).

@@ -100,6 +100,10 @@ size_t st_plan_pool_bytes(const st_plan* plan); /* capacity held by the pool */
  * thread that cannot start makes a decode slower, never fail. */
 void st_set_thread_limit(int32_t n);
 int32_t st_worker_threads(void); /* pool threads running now */
+/* st_test_fail_thread_starts makes every later start of a pool thread fail
+ * (nonzero) as if the system refused it, or start again (0): for tests of
+ * the fallback to the threads there are. */
+void st_test_fail_thread_starts(int32_t fail);
 int64_t st_plan_num_columns(const st_plan* plan);
 int64_t st_plan_num_partitions(const st_plan* plan);
 int32_t st_plan_column_dtype(const st_plan* plan, int64_t column); /* ST_BOOL..ST_STRING, or 0 */
