@@ -119,6 +119,14 @@
 // even that copy: the engine writes into Go buffers sized from the plan's
 // previous such batch (or a sample of the first), which become the
 // output; on several threads each writes its share, closed up afterwards.
+// Those buffers are one block of Go memory per batch. Fresh memory for
+// every batch costs more than decoding simple records (the allocation
+// starts a garbage collection cycle, and the runtime hands the previous
+// batch's memory back to the kernel only to fault it in again), so a
+// loop over batches that is done with each output before the next may
+// give it back with Plan.Recycle: the next batch is decoded into its
+// memory, as the TensorFlow op's outputs reuse the memory of released
+// tensors.
 //
 // Plan.MarshalBinary gives the plan's versioned byte form, which the
 // TensorFlow op carries as an attribute and UnmarshalPlan reads back,
