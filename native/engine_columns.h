@@ -1,0 +1,147 @@
+// Output buffers: Buf (growable, or a stretch of a caller's buffer) and
+// Column (values, string offsets).
+//
+// Part of the engine (engine.cc), which includes it once after the
+// standard headers it relies on: the engine is one translation unit, so
+// that the record walker and the wire decoders inline into each other.
+// Not a public header; the C ABI is include/structtensor_native.h.
+
+#ifndef STRUCTTENSOR_NATIVE_ENGINE_COLUMNS_H_
+#define STRUCTTENSOR_NATIVE_ENGINE_COLUMNS_H_
+
+namespace {
+
+// ---------------------------------------------------------------------
+// Output buffers.
+
+// Buf is a growable byte buffer (malloc-based, so a column can grow
+// without zero-filling the way std::vector::resize would). It may instead
+// write into a caller's buffer (st_decode_contiguous_into): such a buffer
+// is never freed or reallocated here; outgrowing it moves the data to
+// memory of the engine's own.
+struct Buf {
+  uint8_t* p = nullptr;
+  size_t len = 0;
+  size_t cap = 0;
+  bool external = false;  // p belongs to the caller
+
+  Buf() = default;
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+  Buf(Buf&& o) noexcept : p(o.p), len(o.len), cap(o.cap), external(o.external) {
+    o.p = nullptr;
+    o.len = o.cap = 0;
+    o.external = false;
+  }
+  ~Buf() {
+    if (!external) free(p);
+  }
+  // release frees the memory (the buffer reads as empty afterwards).
+  void release() {
+    if (!external) free(p);
+    p = nullptr;
+    len = cap = 0;
+    external = false;
+  }
+  // attach makes the caller's buffer of cap bytes the storage.
+  void attach(void* q, size_t c) {
+    release();
+    p = static_cast<uint8_t*>(q);
+    cap = c;
+    external = true;
+  }
+
+  void grow(size_t need) {
+    size_t nc = cap ? cap : 64;
+    while (nc < need) nc *= 2;
+    if (external) {
+      void* q = malloc(nc);
+      if (!q) throw std::bad_alloc();
+      if (len) memcpy(q, p, len);
+      p = static_cast<uint8_t*>(q);
+      external = false;
+    } else {
+      void* q = realloc(p, nc);
+      if (!q) throw std::bad_alloc();
+      p = static_cast<uint8_t*>(q);
+    }
+    cap = nc;
+  }
+  void reserve_more(size_t n) {
+    if (len + n > cap) grow(len + n);
+  }
+  template <class T>
+  void push(T v) {
+    if (len + sizeof(T) > cap) grow(len + sizeof(T));
+    memcpy(p + len, &v, sizeof(T));
+    len += sizeof(T);
+  }
+  void append(const void* s, size_t n) {
+    if (len + n > cap) grow(len + n);
+    if (n) memcpy(p + len, s, n);
+    len += n;
+  }
+  // append_short is append for the short runs of wire data (keys, small
+  // strings, short packed lists) that dominate: when the source may be
+  // read 32 bytes on (up to readable, the end of the record), it copies a
+  // fixed 32 bytes, inline, instead of calling memcpy for n. The bytes
+  // past n land in spare capacity and are overwritten or never read.
+  __attribute__((always_inline)) void append_short(const uint8_t* s, size_t n, const uint8_t* readable) {
+    // Only within capacity: growing for the slack would abandon an exactly
+    // sized lent buffer (Buf::external) near its end.
+    if (n <= 32 && readable - s >= 32 && len + 32 <= cap) {
+      memcpy(p + len, s, 32);
+      len += n;
+      return;
+    }
+    append(s, n);
+  }
+  int64_t i64(size_t i) const {
+    int64_t v;
+    memcpy(&v, p + i * 8, 8);
+    return v;
+  }
+  int64_t last_i64() const { return i64(len / 8 - 1); }
+};
+
+struct Column {
+  Buf vals;  // values, or string bytes
+  Buf offs;  // strings only: int64 offsets, starting with 0
+  uint8_t dtype = 0;
+  uint8_t shift = 0;
+  int64_t n = 0;  // number of values, kept beside the buffers for speed
+
+  int64_t count() const {
+    return n;
+  }
+  void truncate(int64_t m) {
+    if (dtype == ST_STRING) {
+      offs.len = size_t(m + 1) * 8;
+      vals.len = size_t(offs.i64(size_t(m)));
+    } else {
+      vals.len = size_t(m) << shift;
+    }
+    n = m;
+  }
+  template <class T>
+  void push(T v) {
+    vals.push<T>(v);
+    n++;
+  }
+  // drop_last removes the last value (to overwrite a singular field).
+  void drop_last() { truncate(count() - 1); }
+  void push_string(const uint8_t* s, size_t len, const uint8_t* readable) {
+    vals.append_short(s, len, readable);
+    offs.push<int64_t>(int64_t(vals.len));
+    n++;
+  }
+  void push_string(const uint8_t* s, size_t len) {
+    vals.append(s, len);
+    offs.push<int64_t>(int64_t(vals.len));
+    n++;
+  }
+};
+
+}  // namespace
+
+#endif  // STRUCTTENSOR_NATIVE_ENGINE_COLUMNS_H_

@@ -1,0 +1,605 @@
+// The record walker: Decoder holds one chunk's outputs and walks each
+// record in one pass (parse_message), filling absent fields' row splits
+// and defaults in bulk (catch_up, finish).
+//
+// Part of the engine (engine.cc), which includes it once after the
+// standard headers it relies on: the engine is one translation unit, so
+// that the record walker and the wire decoders inline into each other.
+// Not a public header; the C ABI is include/structtensor_native.h.
+
+#ifndef STRUCTTENSOR_NATIVE_ENGINE_WALKER_H_
+#define STRUCTTENSOR_NATIVE_ENGINE_WALKER_H_
+
+namespace {
+
+// ---------------------------------------------------------------------
+// Decoding state for one chunk of records.
+
+struct Decoder {
+  const st_plan* plan;
+  std::vector<Column> cols;
+  std::vector<Buf> parts;
+  std::vector<int64_t> counts;
+  // For each oneof, the element (of its node) and the member last set: a
+  // oneof needs clearing only when another member was set in the same
+  // element, which the mark tells without looking at the members.
+  struct OneofMark {
+    int64_t element;
+    uint32_t member;
+  };
+  std::vector<OneofMark> oneof_marks;
+  const volatile int32_t* cancel = nullptr;
+  // Writes into caller's buffers (st_decode_contiguous_into): such a
+  // decoder never goes back to the plan's pool.
+  bool external = false;
+
+  // The first error.
+  int32_t code = ST_OK;
+  int64_t err_record = -1;
+  int64_t err_offset = -1;
+  std::string err_msg;
+  const uint8_t* rec_start = nullptr;
+  const uint8_t* rec_end = nullptr;  // reads may look ahead up to here
+
+  explicit Decoder(const st_plan* pl) : plan(pl), cols(pl->col_dtype.size()), parts(size_t(pl->nparts)), counts(pl->nodes.size()) {
+    for (size_t i = 0; i < cols.size(); i++) {
+      cols[i].dtype = pl->col_dtype[i];
+      cols[i].shift = shift_of(cols[i].dtype);
+    }
+    reset();
+  }
+
+  // reset empties the outputs, keeping the buffers' capacity.
+  void reset() {
+    for (auto& c : cols) {
+      c.vals.len = 0;
+      c.n = 0;
+      c.offs.len = 0;
+      if (c.dtype == ST_STRING) c.offs.push<int64_t>(0);
+    }
+    for (auto& p : parts) {
+      p.len = 0;
+      p.push<int64_t>(0);
+    }
+    std::fill(counts.begin(), counts.end(), 0);
+    oneof_marks.assign(size_t(plan->noneofs), OneofMark{-1, 0});
+    code = ST_OK;
+    err_record = err_offset = -1;
+    err_msg.clear();
+    cancel = nullptr;
+  }
+
+  // attach makes the caller's buffers the storage of the outputs that
+  // have one, then empties the outputs.
+  // attach_part makes the share [lo, hi) (fractions) of each of the
+  // caller's buffers the storage of the outputs that have one, then
+  // empties the outputs: the parts of a batch decoded on several threads
+  // each write their own stretch, closed up by compact afterwards. Value
+  // stretches start 8-byte aligned.
+  void attach_part(const st_output& out, double lo, double hi) {
+    external = true;
+    auto region = [&](size_t cap, size_t align, size_t* start) {
+      size_t a = lo <= 0 ? 0 : size_t(double(cap) * lo) / align * align;
+      size_t b = hi >= 1 ? cap : size_t(double(cap) * hi) / align * align;
+      a = std::min(a, cap);
+      b = std::max(a, std::min(b, cap));
+      *start = a;
+      return b - a;
+    };
+    size_t at;
+    for (size_t c = 0; c < cols.size(); c++) {
+      if (out.column_data && out.column_data[c]) {
+        size_t len = region(out.column_bytes[c], 8, &at);
+        cols[c].vals.attach(static_cast<uint8_t*>(out.column_data[c]) + at, len);
+      }
+      if (cols[c].dtype == ST_STRING && out.string_offsets && out.string_offsets[c]) {
+        size_t len = region(out.string_offsets_len[c], 1, &at);
+        cols[c].offs.attach(out.string_offsets[c] + at, len * 8);
+      }
+    }
+    for (size_t k = 0; k < parts.size(); k++) {
+      if (out.partition_splits && out.partition_splits[k]) {
+        size_t len = region(out.partition_len[k], 1, &at);
+        parts[k].attach(out.partition_splits[k] + at, len * 8);
+      }
+    }
+    reset();
+  }
+
+  // all_external tells whether every output is in the caller's buffers.
+  bool all_external() const {
+    for (const Column& c : cols) {
+      if (!c.vals.external || (c.dtype == ST_STRING && !c.offs.external)) return false;
+    }
+    for (const Buf& b : parts) {
+      if (!b.external) return false;
+    }
+    return true;
+  }
+
+  size_t capacity() const {
+    size_t n = 0;
+    for (auto& c : cols) n += c.vals.cap + c.offs.cap;
+    for (auto& p : parts) n += p.cap;
+    return n;
+  }
+
+  __attribute__((noinline, cold)) std::nullptr_t fail(int32_t c, const uint8_t* at, const char* what, const std::string& path) {
+    code = c;
+    err_offset = at - rec_start;
+    err_msg = what;
+    err_msg += path.empty() ? std::string(" at the top level") : " at field \"" + path + "\"";
+    return nullptr;
+  }
+
+  // key_of returns the number of values a singular field's column or child
+  // had before the current element: a value past it is this element's.
+  int64_t singular_key(const FieldPlan& f, int32_t node) const {
+    return f.mode <= M_IMPLICIT ? counts[size_t(node)] : parts[size_t(f.partition)].last_i64();
+  }
+
+  // truncate_node drops the elements of node from the n-th on. Outputs
+  // that lag (catch_up) may already be shorter: a partition without a
+  // split for element n had no values since its last one, and an implicit
+  // column shorter than n has defaults still to come.
+  void truncate_node(int32_t node, int64_t n) {
+    const NodePlan& np = plan->nodes[size_t(node)];
+    for (const FieldPlan& f : np.fields) {
+      int64_t m = n;
+      if (f.mode >= M_OPTIONAL) {
+        Buf& sp = parts[size_t(f.partition)];
+        if (sp.len > size_t(n) * 8) {
+          sp.len = size_t(n + 1) * 8;
+          m = sp.i64(size_t(n));
+        } else {
+          m = f.message ? counts[size_t(f.child)] : cols[size_t(f.column)].count();
+        }
+      }
+      if (f.message) {
+        truncate_node(f.child, m);
+      } else if (cols[size_t(f.column)].count() > m) {
+        cols[size_t(f.column)].truncate(m);
+      }
+    }
+    counts[size_t(node)] = n;
+  }
+
+  // clear_oneof removes the other members of f's oneof from the current
+  // element: setting one member of a oneof clears the others.
+  void clear_oneof(int32_t node, const NodePlan& np, const FieldPlan& f) {
+    const size_t splits = size_t(counts[size_t(node)] + 1) * 8;
+    for (int32_t gi : np.oneofs[f.oneof - 1]) {
+      const FieldPlan& g = np.fields[size_t(gi)];
+      if (g.number == f.number) continue;
+      // A member whose splits lag did not occur in this element.
+      if (parts[size_t(g.partition)].len != splits) continue;
+      int64_t start = parts[size_t(g.partition)].last_i64();
+      if (g.message) {
+        if (counts[size_t(g.child)] > start) truncate_node(g.child, start);
+      } else {
+        Column& c = cols[size_t(g.column)];
+        if (c.count() > start) c.truncate(start);
+      }
+    }
+  }
+
+  // reopen makes the last (ended) element of node current again, so that a
+  // second occurrence of a singular message field merges into it.
+  // Its list fields have no split for its end yet (catch_up writes
+  // splits only up to the start of the current element).
+  void reopen(int32_t node) { counts[size_t(node)]--; }
+
+  __attribute__((always_inline)) inline bool end_element(int32_t node, const uint8_t* at) {
+    const NodePlan& np = plan->nodes[size_t(node)];
+    int64_t* const cnt = counts.data();
+    Column* const cs = cols.data();
+    const int64_t idx = cnt[node];
+    for (const NodePlan::SingularSlot& ss : np.singular_slots) {
+      int64_t have = ss.message ? cnt[ss.source] : cs[ss.source].count();
+      if (__builtin_expect(have > idx, 1)) continue;
+      if (!fill_default(np.fields[size_t(ss.field)], at)) return false;
+    }
+    cnt[node] = idx + 1;
+    return true;
+  }
+
+  // catch_up brings field f of node up to date before a value of the
+  // current element is stored: a list field gets the row splits of every
+  // element since its last value (all at its count of values, which has
+  // not moved since) and the start of the current one; an implicit scalar
+  // gets the default of every earlier element that lacked it.
+  __attribute__((always_inline)) inline void catch_up(const FieldPlan& f, int32_t node) {
+    const int64_t idx = counts[size_t(node)];
+    if (f.mode >= M_OPTIONAL) {
+      Buf& sp = parts[size_t(f.partition)];
+      if (__builtin_expect(sp.len != size_t(idx + 1) * 8, 1)) fill_splits(sp, idx + 1, f.message ? counts[size_t(f.child)] : cols[size_t(f.column)].count());
+    } else if (f.mode == M_IMPLICIT && !f.message) {
+      Column& c = cols[size_t(f.column)];
+      if (c.count() < idx) fill_defaults(f, c, idx);
+    }
+  }
+
+  // fill_splits appends copies of v until sp holds n splits.
+  static void fill_splits(Buf& sp, int64_t n, int64_t v) {
+    size_t have = sp.len / 8;
+    if (size_t(n) <= have) return;
+    size_t k = size_t(n) - have;
+    sp.reserve_more(k * 8);
+    int64_t* q = reinterpret_cast<int64_t*>(sp.p + sp.len);
+    for (size_t i = 0; i < k; i++) memcpy(q + i, &v, 8);
+    sp.len += k * 8;
+  }
+
+  // fill_defaults appends f's default to column c until it holds n values.
+  void fill_defaults(const FieldPlan& f, Column& c, int64_t n) {
+    size_t k = size_t(n - c.count());
+    if (f.dtype == ST_STRING) {
+      const std::string& d = f.cold->def_str;
+      c.vals.reserve_more(k * d.size());
+      c.offs.reserve_more(k * 8);
+      for (size_t i = 0; i < k; i++) c.push_string(reinterpret_cast<const uint8_t*>(d.data()), d.size());
+      return;
+    }
+    c.vals.reserve_more(k << c.shift);
+    uint8_t* q = c.vals.p + c.vals.len;
+    switch (c.shift) {
+      case 0: memset(q, f.def_bits != 0, k); break;
+      case 2: {
+        uint32_t v = uint32_t(f.def_bits);
+        for (size_t i = 0; i < k; i++) memcpy(q + i * 4, &v, 4);
+        break;
+      }
+      default:
+        for (size_t i = 0; i < k; i++) memcpy(q + i * 8, &f.def_bits, 8);
+        break;
+    }
+    c.vals.len += k << c.shift;
+    c.n = n;
+  }
+
+  // finish completes the outputs at the end of a chunk: the splits and
+  // defaults that catch_up has not written yet.
+  void finish() {
+    for (size_t ni = 0; ni < plan->nodes.size(); ni++) {
+      const NodePlan& np = plan->nodes[ni];
+      const int64_t n = counts[ni];
+      for (const NodePlan::ListSlot& ls : np.list_slots) {
+        fill_splits(parts[size_t(ls.partition)], n + 1, ls.message ? counts[size_t(ls.source)] : cols[size_t(ls.source)].count());
+      }
+      for (int32_t fi : np.implicit_scalars) {
+        const FieldPlan& f = np.fields[size_t(fi)];
+        Column& c = cols[size_t(f.column)];
+        if (c.count() < n) fill_defaults(f, c, n);
+      }
+    }
+  }
+
+  // fill_default completes a singular field absent from the element that
+  // is ending: its default, an empty message, or a required-field error.
+  __attribute__((noinline)) bool fill_default(const FieldPlan& f, const uint8_t* at) {
+    if (f.mode == M_REQUIRED && !(plan->flags & PF_FILL_REQUIRED)) {
+      fail(ST_ERR_REQUIRED, at, "required field missing", f.cold->path);
+      return false;
+    }
+    if (f.message) return end_element(f.child, at);
+    Column& c = cols[size_t(f.column)];
+    switch (f.dtype) {
+      case ST_STRING: c.push_string(reinterpret_cast<const uint8_t*>(f.cold->def_str.data()), f.cold->def_str.size()); break;
+      case ST_BOOL: c.push<uint8_t>(f.def_bits != 0); break;
+      case ST_INT32: case ST_UINT32: case ST_FLOAT32: c.push<uint32_t>(uint32_t(f.def_bits)); break;
+      default: c.push<uint64_t>(f.def_bits); break;
+    }
+    return true;
+  }
+
+  // put stores one decoded scalar of field f (of a node) honouring its mode.
+  template <class T>
+  inline void put(const FieldPlan& f, int32_t node, T v) {
+    Column& c = cols[size_t(f.column)];
+    if (f.mode != M_REPEATED && c.count() > singular_key(f, node)) c.drop_last();
+    c.push<T>(v);
+  }
+
+  const uint8_t* skip_field(const uint8_t* p, const uint8_t* end, uint32_t wt, uint64_t num, int depth,
+                            const uint8_t* field_start, const NodePlan& np) {
+    uint64_t v;
+    switch (wt) {
+      case W_VARINT:
+        p = read_varint(p, end, &v);
+        if (!p) return fail(ST_ERR_MALFORMED, field_start, "truncated varint in unknown field", np.path + "#" + std::to_string(num));
+        return p;
+      case W_I64:
+        if (end - p < 8) return fail(ST_ERR_MALFORMED, field_start, "truncated fixed64 in unknown field", np.path + "#" + std::to_string(num));
+        return p + 8;
+      case W_I32:
+        if (end - p < 4) return fail(ST_ERR_MALFORMED, field_start, "truncated fixed32 in unknown field", np.path + "#" + std::to_string(num));
+        return p + 4;
+      case W_LEN:
+        p = read_varint(p, end, &v);
+        if (!p || v > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, field_start, "length past the end in unknown field", np.path + "#" + std::to_string(num));
+        return p + v;
+      case W_SGROUP: {
+        if (uint32_t(depth + 1) > plan->max_depth) return fail(ST_ERR_DEPTH, field_start, "nesting deeper than the limit", np.path + "#" + std::to_string(num));
+        while (true) {
+          const uint8_t* fs = p;
+          uint64_t tag;
+          if (p >= end) return fail(ST_ERR_MALFORMED, field_start, "unterminated group in unknown field", np.path + "#" + std::to_string(num));
+          p = read_varint(p, end, &tag);
+          if (!p) return fail(ST_ERR_MALFORMED, fs, "truncated tag in unknown group", np.path + "#" + std::to_string(num));
+          uint64_t n2 = tag >> 3;
+          uint32_t w2 = uint32_t(tag & 7);
+          if (n2 == 0 || n2 > kMaxFieldNumber) return fail(ST_ERR_MALFORMED, fs, "invalid field number in unknown group", np.path + "#" + std::to_string(num));
+          if (w2 == W_EGROUP) {
+            if (n2 != num) return fail(ST_ERR_MALFORMED, fs, "mismatched end-group in unknown group", np.path + "#" + std::to_string(num));
+            return p;
+          }
+          p = skip_field(p, end, w2, n2, depth + 1, fs, np);
+          if (!p) return nullptr;
+        }
+      }
+    }
+    return fail(ST_ERR_MALFORMED, field_start, "invalid wire type", np.path + "#" + std::to_string(num));
+  }
+
+  template <class V, class Conv>
+  const uint8_t* packed_varints(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs, Conv conv) {
+    using T = typename V::T;
+    Column& c = cols[size_t(f.column)];
+    // Every value takes at least one byte: reserve for the worst case
+    // rather than counting terminators first, while it fits.
+    size_t n = size_t(q - p);
+    if (c.vals.len + n * sizeof(T) > c.vals.cap) {
+      // The worst case does not fit: count the values (their last bytes)
+      // rather than grow, so that a buffer sized exactly (a caller's, see
+      // st_decode_contiguous_into) is not abandoned for a few values.
+      // Only terminated values are written, so the count bounds k.
+      size_t m = 0;
+      for (const uint8_t* r = p; r < q; r++) m += *r < 0x80;
+      c.vals.reserve_more(m * sizeof(T));
+    }
+    T* out = reinterpret_cast<T*>(c.vals.p + c.vals.len);
+    size_t k = 0;
+    // slow decodes one value with the general decoder: one longer than
+    // eight bytes, one the run cuts short (false: an error), or one too
+    // near the record's end for an 8-byte load.
+    auto slow = [&] {
+      uint64_t v;
+      p = read_varint(p, q, &v);
+      if (!p) return false;
+      T t = conv(v);
+      memcpy(out + k, &t, sizeof(T));
+      k++;
+      return true;
+    };
+#if ST_X86_64
+    const bool vector = packed_avx512();
+#else
+    const bool vector = false;
+#endif
+#ifdef ST_COUNT_DECODERS
+    (vector ? packed_runs_vector : packed_runs_portable).fetch_add(1, std::memory_order_relaxed);
+#endif
+    // k never passes the reserve: each value written ends in the run.
+    // Eight bytes at a time, the first two values that end in the word
+    // decoded from it with no branch on their lengths (a loop with a trip
+    // count per word would mispredict on every mix of lengths): the
+    // second is stored, and counted, only when it ends in the word. The
+    // word may reach past the run (not past the record): terminators
+    // beyond the run are masked off.
+    T unused;
+    while (p < q) {
+#if ST_X86_64
+      if (vector) {
+        p = varints_avx512<V>(p, q, out, &k);
+        if (p < q && !slow()) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
+        continue;
+      }
+#endif
+      uint64_t stop = 0, w = 0;
+      if (rec_end - p >= 8) {
+        memcpy(&w, p, 8);
+        stop = ~w & 0x8080808080808080ull;
+        size_t avail = size_t(q - p);
+        if (avail < 8) stop &= (uint64_t(1) << (avail * 8)) - 1;
+      }
+      if (__builtin_expect(stop == 0, 0)) {
+        if (!slow()) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
+        continue;
+      }
+      // end1, end2: the bit after each value's last byte (end2 == end1
+      // when only one value ends in the word).
+      unsigned end1 = unsigned(__builtin_ctzll(stop)) + 1;
+      uint64_t rest = stop & (stop - 1);
+      unsigned end2 = rest ? unsigned(__builtin_ctzll(rest)) + 1 : end1;
+      T t1 = conv(squeeze7(w & (~uint64_t(0) >> (64 - end1))));
+      T t2 = conv(squeeze7((w & (~uint64_t(0) >> (64 - end2))) >> (end1 & 63)));
+      memcpy(out + k, &t1, sizeof(T));
+      memcpy(rest ? out + k + 1 : &unused, &t2, sizeof(T));
+      k += rest ? 2 : 1;
+      p += (rest ? end2 : end1) / 8;
+    }
+    c.vals.len += k * sizeof(T);
+    c.n += int64_t(k);
+    return q;
+  }
+
+
+  template <class T>
+  const uint8_t* packed_fixed(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
+    size_t n = size_t(q - p);
+    if (n % sizeof(T)) return fail(ST_ERR_MALFORMED, fs, "packed fixed-width field length is not a multiple of the width", f.cold->path);
+    Column& c = cols[size_t(f.column)];
+    c.vals.append_short(p, n, rec_end);
+    c.n += int64_t(n / sizeof(T));
+    return q;
+  }
+
+  const uint8_t* packed(const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
+    switch (f.type) {
+      case T_INT64: case T_UINT64: return packed_varints<VecU64>(f, p, q, fs, as_u64);
+      case T_INT32: case T_UINT32: case T_ENUM: return packed_varints<VecU32>(f, p, q, fs, as_u32);
+      case T_SINT32: return packed_varints<VecZigzag32>(f, p, q, fs, zigzag32);
+      case T_SINT64: return packed_varints<VecZigzag64>(f, p, q, fs, zigzag64);
+      case T_BOOL: return packed_varints<VecBool>(f, p, q, fs, as_bool);
+      case T_DOUBLE: case T_FIXED64: case T_SFIXED64: return packed_fixed<uint64_t>(f, p, q, fs);
+      case T_FLOAT: case T_FIXED32: case T_SFIXED32: return packed_fixed<uint32_t>(f, p, q, fs);
+    }
+    return fail(ST_ERR_WIRE_TYPE, fs, "packed encoding for a non-scalar field", f.cold->path);
+  }
+
+  // varint_field and fixed_field decode one scalar of field f (of an
+  // element of node) at p, store it (put) and return the position after
+  // it, or nullptr on error.
+  template <class T, class Conv>
+  __attribute__((always_inline)) inline const uint8_t* varint_field(const FieldPlan& f, int32_t node, const uint8_t* p,
+                                                                    const uint8_t* end, const uint8_t* fs, Conv conv) {
+    uint64_t v;
+    const uint8_t* start = p;
+    p = read_varint_lim(p, end, rec_end, &v);
+    if (!p) return fail(ST_ERR_MALFORMED, fs, varint_failure(start, end, false), f.cold->path);
+    put<T>(f, node, conv(v));
+    return p;
+  }
+  template <class T>
+  __attribute__((always_inline)) inline const uint8_t* fixed_field(const FieldPlan& f, int32_t node, const uint8_t* p,
+                                                                   const uint8_t* end, const uint8_t* fs, const char* truncated) {
+    if (size_t(end - p) < sizeof(T)) return fail(ST_ERR_MALFORMED, fs, truncated, f.cold->path);
+    T x;
+    memcpy(&x, p, sizeof(T));
+    put<T>(f, node, x);
+    return p + sizeof(T);
+  }
+
+  // parse_message decodes the fields of one element of node from [p, end).
+  // group is the field number of the group being parsed, or 0 for a
+  // length-delimited message. It returns the position after the message
+  // (after the end-group tag for a group), or nullptr on error.
+  const uint8_t* parse_message(int32_t node, const uint8_t* p, const uint8_t* end, int depth, uint64_t group) {
+    const NodePlan& np = plan->nodes[size_t(node)];
+    while (p < end) {
+      const uint8_t* fs = p;
+      int32_t fi;
+      uint64_t num;
+      uint32_t wt;
+      // Fast path: a one-byte tag (fields 1..15) of a projected field with
+      // its expected wire type, resolved by one table load.
+      if (*p < 0x80 && (fi = np.by_tag[*p]) >= 0) {
+        num = *p >> 3;
+        wt = *p & 7;
+        p++;
+        goto field;
+      }
+      {
+      uint64_t tag;
+      const uint8_t* start = p;
+      p = read_varint_lim(p, end, rec_end, &tag);
+      if (!p) return fail(ST_ERR_MALFORMED, fs, varint_failure(start, end, true), np.path);
+      if ((tag >> 3) == 0 || (tag >> 3) > kMaxFieldNumber) return fail(ST_ERR_MALFORMED, fs, "invalid field number", np.path);
+      num = tag >> 3;
+      wt = uint32_t(tag & 7);
+      if (wt == W_EGROUP) {
+        if (group == num) return p;
+        return fail(ST_ERR_MALFORMED, fs, "unexpected end-group tag", np.path);
+      }
+      if (wt > W_I32) return fail(ST_ERR_MALFORMED, fs, "invalid wire type", np.path);
+      fi = np.lookup(num);
+      if (fi < 0) {
+        p = skip_field(p, end, wt, num, depth, fs, np);
+        if (!p) return nullptr;
+        continue;
+      }
+      }
+    field:
+      const FieldPlan& f = np.fields[size_t(fi)];
+      catch_up(f, node);
+      if (f.oneof) {
+        OneofMark& m = oneof_marks[size_t(f.oneof_id)];
+        int64_t e = counts[size_t(node)];
+        if (m.element == e && m.member != f.number) clear_oneof(node, np, f);
+        m.element = e;
+        m.member = f.number;
+      }
+      if (wt != f.wire) {
+        if (wt == W_LEN && f.mode == M_REPEATED && !f.message && f.dtype != ST_STRING) {
+          uint64_t len;
+          p = read_varint_lim(p, end, rec_end, &len);
+          if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
+          p = packed(f, p, p + len, fs);
+          if (!p) return nullptr;
+          continue;
+        }
+        return fail(ST_ERR_WIRE_TYPE, fs, "wrong wire type", f.cold->path);
+      }
+      switch (f.type) {
+        case T_INT64: case T_UINT64: p = varint_field<uint64_t>(f, node, p, end, fs, as_u64); break;
+        case T_INT32: case T_UINT32: case T_ENUM: p = varint_field<uint32_t>(f, node, p, end, fs, as_u32); break;
+        case T_SINT32: p = varint_field<int32_t>(f, node, p, end, fs, zigzag32); break;
+        case T_SINT64: p = varint_field<int64_t>(f, node, p, end, fs, zigzag64); break;
+        case T_BOOL: p = varint_field<uint8_t>(f, node, p, end, fs, as_bool); break;
+        case T_DOUBLE: case T_FIXED64: case T_SFIXED64: p = fixed_field<uint64_t>(f, node, p, end, fs, "truncated fixed64"); break;
+        case T_FLOAT: case T_FIXED32: case T_SFIXED32: p = fixed_field<uint32_t>(f, node, p, end, fs, "truncated fixed32"); break;
+        case T_STRING: case T_BYTES: {
+          uint64_t len;
+          p = read_varint_lim(p, end, rec_end, &len);
+          if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
+          if (f.validate_utf8 && !valid_utf8(p, size_t(len))) return fail(ST_ERR_UTF8, fs, "invalid UTF-8 in string", f.cold->path);
+          Column& c = cols[size_t(f.column)];
+          if (f.mode != M_REPEATED && c.count() > singular_key(f, node)) c.drop_last();
+          c.push_string(p, size_t(len), rec_end);
+          p += len;
+          break;
+        }
+        case T_MESSAGE: case T_GROUP: {
+          if (uint32_t(depth + 1) > plan->max_depth) return fail(ST_ERR_DEPTH, fs, "nesting deeper than the limit", f.cold->path);
+          if (f.mode != M_REPEATED && counts[size_t(f.child)] > singular_key(f, node)) reopen(f.child);
+          if (f.type == T_GROUP) {
+            p = parse_message(f.child, p, end, depth + 1, num);
+            if (!p) return nullptr;
+            if (!end_element(f.child, fs)) return nullptr;
+          } else {
+            uint64_t len;
+            p = read_varint_lim(p, end, rec_end, &len);
+            if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
+            const uint8_t* q = p + len;
+            if (!parse_message(f.child, p, q, depth + 1, 0)) return nullptr;
+            if (!end_element(f.child, fs)) return nullptr;
+            p = q;
+          }
+          break;
+        }
+      }
+      if (!p) return nullptr;
+    }
+    if (group) return fail(ST_ERR_MALFORMED, end, "group not terminated", np.path);
+    return p;
+  }
+
+  // run decodes records [lo, hi); get(i, &ptr, &len) returns record i.
+  template <class Get>
+  void run(int64_t lo, int64_t hi, const Get& get) {
+    for (int64_t i = lo; i < hi; i++) {
+      if (cancel && ((i - lo) & 63) == 0 && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
+        code = ST_ERR_CANCELLED;
+        err_record = i;
+        err_msg = "decoding cancelled";
+        return;
+      }
+      const uint8_t* rec;
+      size_t len;
+      get(i, &rec, &len);
+      static const uint8_t empty[1] = {0};
+      if (!rec) rec = empty;  // a zero-length record may come with a null pointer
+      rec_start = rec;
+      rec_end = rec + len;
+      if (!parse_message(0, rec, rec + len, 0, 0) || !end_element(0, rec + len)) {
+        err_record = i;
+        return;
+      }
+    }
+    finish();
+  }
+};
+
+}  // namespace
+
+#endif  // STRUCTTENSOR_NATIVE_ENGINE_WALKER_H_

@@ -1,0 +1,319 @@
+// Wire decoding: varints (scalar, unrolled, AVX-512 packed runs), UTF-8
+// validation and the varint conversions.
+//
+// Part of the engine (engine.cc), which includes it once after the
+// standard headers it relies on: the engine is one translation unit, so
+// that the record walker and the wire decoders inline into each other.
+// Not a public header; the C ABI is include/structtensor_native.h.
+
+#ifndef STRUCTTENSOR_NATIVE_ENGINE_WIRE_H_
+#define STRUCTTENSOR_NATIVE_ENGINE_WIRE_H_
+
+namespace {
+
+// ---------------------------------------------------------------------
+// Wire decoding.
+
+// read_varint decodes a varint from [p, end). It returns the position after
+// it, or nullptr when it is truncated or longer than 10 bytes (or its 10th
+// byte overflows 64 bits, as protobuf-go rejects).
+__attribute__((noinline)) const uint8_t* read_varint_slow(const uint8_t* p, const uint8_t* end, uint64_t* out) {
+  uint64_t v = 0;
+  for (int i = 0; p + i < end; i++) {
+    uint64_t b = p[i];
+    v |= (b & 0x7f) << (7 * i);
+    if (b < 0x80) {
+      if (i == 9 && b > 1) return nullptr;
+      *out = v;
+      return p + i + 1;
+    }
+    if (i == 9) return nullptr;
+  }
+  return nullptr;
+}
+
+// read_varint_unrolled decodes a varint from p, which must have at least
+// 10 readable bytes: no bounds checks. The compiler unrolls the loop (the
+// pragma), so there is no counter at run time.
+__attribute__((always_inline)) inline const uint8_t* read_varint_unrolled(const uint8_t* p, uint64_t* out) {
+  // Each step adds the next byte shifted into place minus its continuation bit (the (b - 1) trick: the
+  // previous byte's 0x80 was added one step earlier at this position).
+  uint64_t res = p[0];
+  if (res < 0x80) {
+    *out = res;
+    return p + 1;
+  }
+#pragma GCC unroll 8
+  for (int i = 1; i < 9; i++) {
+    uint64_t b = p[i];
+    res += (b - 1) << (7 * i);
+    if (b < 0x80) {
+      *out = res;
+      return p + i + 1;
+    }
+  }
+  uint64_t b = p[9];
+  if (b > 1) return nullptr;  // overflow, or more than 10 bytes
+  res += (b - 1) << 63;
+  *out = res;
+  return p + 10;
+}
+
+__attribute__((always_inline)) inline const uint8_t* read_varint(const uint8_t* p, const uint8_t* end, uint64_t* out) {
+  if (end - p < 10) {
+    if (p < end && *p < 0x80) {
+      *out = *p;
+      return p + 1;
+    }
+    return read_varint_slow(p, end, out);
+  }
+  return read_varint_unrolled(p, out);
+}
+
+// read_varint_lim is read_varint for a varint that must end by end while
+// the bytes up to limit (the end of the record) may be read: near the end
+// of a small message the unrolled decoder still applies, and a varint
+// running past end is truncated.
+__attribute__((always_inline)) inline const uint8_t* read_varint_lim(const uint8_t* p, const uint8_t* end, const uint8_t* limit,
+                                                                     uint64_t* out) {
+  if (p < end && *p < 0x80) {
+    *out = *p;
+    return p + 1;
+  }
+  if (limit - p >= 10) {
+    const uint8_t* r = read_varint_unrolled(p, out);
+    return r && r <= end ? r : nullptr;
+  }
+  return read_varint_slow(p, end, out);
+}
+
+// varint_failure says why a varint at p did not decode before end: with
+// ten bytes there it is too long (or overflows 64 bits); else the input
+// ends inside it.
+inline const char* varint_failure(const uint8_t* p, const uint8_t* end, bool tag) {
+  if (end - p >= 10) return tag ? "overlong tag varint (more than 10 bytes or over 64 bits)" : "overlong varint (more than 10 bytes or over 64 bits)";
+  return tag ? "truncated tag" : "truncated varint";
+}
+
+// squeeze7 drops the continuation bits of a varint of up to 8 bytes held
+// little-endian in x (nothing above its last byte): 7 bits per byte, packed.
+inline uint64_t squeeze7(uint64_t x) {
+  x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+  x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+  return ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+}
+
+// valid_utf8 matches Go's utf8.Valid: no overlong forms, no surrogates,
+// nothing past U+10FFFF.
+bool valid_utf8(const uint8_t* s, size_t n) {
+  // Most strings are ASCII: one branch-free pass decides.
+  uint64_t acc = 0;
+  size_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    uint64_t w;
+    memcpy(&w, s + k, 8);
+    acc |= w;
+  }
+  for (; k < n; k++) acc |= s[k];
+  if ((acc & 0x8080808080808080ull) == 0) return true;
+  size_t i = 0;
+  while (i < n) {
+    if (i + 8 <= n) {
+      uint64_t w;
+      memcpy(&w, s + i, 8);
+      if ((w & 0x8080808080808080ull) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    uint8_t c = s[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t need;
+    uint8_t lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) {
+      need = 1;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      need = 2;
+      if (c == 0xe0) lo = 0xa0;
+      if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      need = 3;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;
+    } else {
+      return false;
+    }
+    if (n - i - 1 < need) return false;
+    if (s[i + 1] < lo || s[i + 1] > hi) return false;
+    for (size_t k = 2; k <= need; k++) {
+      if (s[i + k] < 0x80 || s[i + k] > 0xbf) return false;
+    }
+    i += need + 1;
+  }
+  return true;
+}
+
+#ifdef ST_COUNT_DECODERS
+// Packed runs decoded by each decoder, in test builds (the sanitizer
+// runner), so that a test knows which one ran.
+std::atomic<int64_t> packed_runs_vector{0}, packed_runs_portable{0};
+#endif
+
+#if ST_X86_64
+// The AVX-512 packed-varint decoder needs VBMI (byte permutes) and VBMI2
+// (byte compress), with BMI2 for its masks: Ice Lake and later Intel
+// server cores, AMD Zen 4 and later.
+#define ST_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")))
+
+// packed_avx512 tells whether packed varints take the AVX-512 decoder.
+// STRUCTTENSOR_NATIVE_PORTABLE=1 in the environment forces the portable
+// decoder (the sanitizer test runs both and compares them).
+bool packed_avx512() {
+  static const bool on = [] {
+    const char* portable = getenv("STRUCTTENSOR_NATIVE_PORTABLE");
+    if (portable && *portable && strcmp(portable, "0") != 0) return false;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
+           __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("popcnt");
+  }();
+  return on;
+}
+
+// The vector forms of the packed-varint conversions: each turns eight
+// decoded varints (64-bit lanes, at most 56 bits used) into the column's
+// type and stores the lanes that mask selects.
+struct VecU64 {
+  using T = uint64_t;
+  ST_AVX512_TARGET static inline void store(T* out, __mmask8 m, __m512i x) { _mm512_mask_storeu_epi64(out, m, x); }
+};
+struct VecU32 {  // int32, uint32, enum: the low 32 bits, as protobuf truncates
+  using T = uint32_t;
+  ST_AVX512_TARGET static inline void store(T* out, __mmask8 m, __m512i x) { _mm512_mask_cvtepi64_storeu_epi32(out, m, x); }
+};
+struct VecZigzag64 {
+  using T = int64_t;
+  ST_AVX512_TARGET static inline void store(T* out, __mmask8 m, __m512i x) {
+    __m512i neg = _mm512_sub_epi64(_mm512_setzero_si512(), _mm512_and_si512(x, _mm512_set1_epi64(1)));
+    _mm512_mask_storeu_epi64(out, m, _mm512_xor_si512(_mm512_srli_epi64(x, 1), neg));
+  }
+};
+struct VecZigzag32 {
+  using T = int32_t;
+  ST_AVX512_TARGET static inline void store(T* out, __mmask8 m, __m512i x) {
+    x = _mm512_and_si512(x, _mm512_set1_epi64(0xffffffff));
+    __m512i neg = _mm512_sub_epi64(_mm512_setzero_si512(), _mm512_and_si512(x, _mm512_set1_epi64(1)));
+    _mm512_mask_cvtepi64_storeu_epi32(out, m, _mm512_xor_si512(_mm512_srli_epi64(x, 1), neg));
+  }
+};
+struct VecBool {
+  using T = uint8_t;
+  ST_AVX512_TARGET static inline void store(T* out, __mmask8 m, __m512i x) {
+    __m512i b = _mm512_maskz_mov_epi64(_mm512_test_epi64_mask(x, x), _mm512_set1_epi64(1));
+    _mm512_mask_cvtepi64_storeu_epi8(out, m, b);
+  }
+};
+
+// varints_avx512 decodes the packed varints of [p, q) into out[*k...],
+// up to sixteen per step, for as long as they are at most eight bytes
+// long and complete. It returns where it stopped: q, or the start of a
+// value it leaves to the scalar decoder (longer than eight bytes, or cut
+// short by the end of the run, which the scalar decoder reports).
+//
+// A step loads the next 64 bytes (a masked load: nothing past q is read),
+// takes the mask of their terminating bytes (top bit clear), and keeps
+// the first sixteen values that end before any run of eight continuation
+// bytes. The terminators' positions, compressed into a vector, give each
+// value's first and last byte; one byte permute gathers each value into
+// a 64-bit lane, zero past its last byte; three shift-and-select steps
+// squeeze out the continuation bits. There is no branch per value, so the
+// mix of lengths costs no mispredictions.
+template <class V>
+ST_AVX512_TARGET const uint8_t* varints_avx512(const uint8_t* p, const uint8_t* q, typename V::T* out, size_t* k) {
+  alignas(64) static const uint8_t kIota[64] = {
+      0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+      22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
+      44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
+  const __m512i iota = _mm512_load_si512(kIota);
+  // Byte 8j+b of lane j: b (the byte's place in its value) and j (which
+  // value of the group of eight it belongs to).
+  const __m512i place = _mm512_and_si512(iota, _mm512_set1_epi8(7));
+  const __m512i value0 = _mm512_and_si512(_mm512_srli_epi16(iota, 3), _mm512_set1_epi8(7));
+  const __m512i value1 = _mm512_add_epi8(value0, _mm512_set1_epi8(8));
+  const __m512i one = _mm512_set1_epi8(1);
+  const __m512i previous = _mm512_sub_epi8(iota, one);
+  const __m512i low7 = _mm512_set1_epi8(0x7f);
+  const __m512i keep7 = _mm512_set1_epi16(0x007f);
+  const __m512i keep14 = _mm512_set1_epi32(0x3fff);
+  const __m512i keep28 = _mm512_set1_epi64(0x0fffffff);
+  size_t n = *k;
+  while (p < q) {
+    size_t avail = size_t(q - p);
+    __mmask64 valid = avail >= 64 ? ~__mmask64(0) : _bzhi_u64(~uint64_t(0), unsigned(avail));
+    __m512i w = _mm512_maskz_loadu_epi8(valid, p);
+    uint64_t cont = _mm512_movepi8_mask(w);  // zero past q: the load zeroed those bytes
+    uint64_t stop = ~cont & valid;
+    // run: where eight continuation bytes in a row start. A value that
+    // ends before the first of them is at most eight bytes long.
+    uint64_t run = cont & (cont >> 1);
+    run &= run >> 2;
+    run &= run >> 4;
+    uint64_t ends = stop & (run - 1) & ~run;
+    int m = __builtin_popcountll(ends);
+    if (m == 0) break;
+    if (m > 16) m = 16;
+    uint64_t last = _pdep_u64(uint64_t(1) << (m - 1), ends);  // the m-th terminator
+    ends &= last | (last - 1);
+    __m512i end_at = _mm512_maskz_compress_epi8(ends, iota);
+    // Value i starts after value i-1's last byte; value 0 at 0.
+    __m512i start_at = _mm512_maskz_permutexvar_epi8(~__mmask64(1), previous, _mm512_add_epi8(end_at, one));
+    for (int g = 0; g < 2; g++) {
+      const __m512i value = g ? value1 : value0;
+      __m512i idx = _mm512_add_epi8(_mm512_permutexvar_epi8(value, start_at), place);
+      __mmask64 in = _mm512_cmple_epu8_mask(idx, _mm512_permutexvar_epi8(value, end_at));
+      __m512i x = _mm512_and_si512(_mm512_maskz_permutexvar_epi8(in, idx, w), low7);
+      // Seven bits per byte -> 14 per 16-bit unit -> 28 per 32 -> 56 per
+      // 64: keep the low part, take the rest from one shift down (0xe4:
+      // keep ? a : b). Bits above each part are zero by the end.
+      x = _mm512_ternarylogic_epi64(x, _mm512_srli_epi64(x, 1), keep7, 0xe4);
+      x = _mm512_ternarylogic_epi64(x, _mm512_srli_epi64(x, 2), keep14, 0xe4);
+      x = _mm512_ternarylogic_epi64(x, _mm512_srli_epi64(x, 4), keep28, 0xe4);
+      int lanes = m - 8 * g;
+      V::store(out + n + 8 * g, __mmask8(lanes >= 8 ? 0xff : (1u << lanes) - 1), x);
+      if (m <= 8) break;
+    }
+    n += size_t(m);
+    p += __builtin_ctzll(last) + 1;
+  }
+  *k = n;
+  return p;
+}
+#else
+// Without x86-64 the conversions are scalar only: the element types.
+struct VecU64 { using T = uint64_t; };
+struct VecU32 { using T = uint32_t; };
+struct VecZigzag64 { using T = int64_t; };
+struct VecZigzag32 { using T = int32_t; };
+struct VecBool { using T = uint8_t; };
+#endif
+
+// The varint conversions, shared by single values and packed runs:
+// zigzag for sint32/sint64, 64-bit as is, 32-bit truncated (as protobuf
+// parses an int32 written as a 64-bit varint), bool as nonzero. Lambdas,
+// so that each is a type of its own and inlines into the templates.
+constexpr auto zigzag32 = [](uint64_t v) {
+  uint32_t u = uint32_t(v);
+  return int32_t((u >> 1) ^ (~(u & 1) + 1));
+};
+constexpr auto zigzag64 = [](uint64_t v) { return int64_t((v >> 1) ^ (~(v & 1) + 1)); };
+constexpr auto as_u64 = [](uint64_t v) { return v; };
+constexpr auto as_u32 = [](uint64_t v) { return uint32_t(v); };
+constexpr auto as_bool = [](uint64_t v) { return uint8_t(v != 0); };
+
+}  // namespace
+
+#endif  // STRUCTTENSOR_NATIVE_ENGINE_WIRE_H_
