@@ -575,9 +575,10 @@ func (p *Plan) lend(last *outputSizes, inBytes, records int64) *lent {
 		block = *spare
 		poison(block)
 	} else {
-		// Slack of a sixteenth, so that a block recycled from this batch
-		// fits the next one of about the same size.
-		block = makeUncleared[byte](total + total/16)
+		// Slack of a sixteenth, at most 512 KiB, so that a block recycled
+		// from this batch fits the next one of about the same size
+		// (bounded: the block counts twice in a decode's peak memory).
+		block = makeUncleared[byte](total + min(total/16, 512<<10))
 	}
 	base := unsafe.Pointer(unsafe.SliceData(block))
 	l := &lent{block: block, cols: make([]any, nc), offs: make([][]int64, nc), parts: make([][]int64, np), mem: mem, out: out}
