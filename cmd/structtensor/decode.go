@@ -32,6 +32,7 @@ func newDecodeCommand() *cobra.Command {
 	var (
 		threads, batch  int
 		exampleSpec     string
+		exampleSchema   string
 		sequenceExample bool
 		schema          *planFlags
 		input           *recordInputFlags
@@ -62,8 +63,11 @@ decoded, so memory holds one batch whatever the input's size.`,
 				name = args[0]
 			}
 			stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if exampleSpec != "" {
-				d := &exampleDecode{specPath: exampleSpec, sequence: sequenceExample, input: input,
+			if exampleSpec != "" && exampleSchema != "" {
+				return errors.New("--example-spec and --schema exclude each other")
+			}
+			if exampleSpec != "" || exampleSchema != "" {
+				d := &exampleDecode{specPath: exampleSpec, schemaPath: exampleSchema, sequence: sequenceExample, input: input,
 					threads: threads, batch: batch}
 				return d.run(name, stdin, stdout, stderr, out)
 			}
@@ -80,6 +84,7 @@ decoded, so memory holds one batch whatever the input's size.`,
 	countFlag(cmd, &batch, "batch", 8192, 1, "records per decoded batch")
 	cmd.Flags().StringVar(&exampleSpec, "example-spec", "", "decode tf.Example records by the feature spec in `FILE` (JSON: decode.ParseExampleSpec), one field per feature, instead of by descriptor")
 	cmd.Flags().BoolVar(&sequenceExample, "sequence-example", false, "with --example-spec: the records are tf.SequenceExample")
+	cmd.Flags().StringVar(&exampleSchema, "schema", "", "decode tf.Example records by the tensorflow_metadata Schema in `FILE` (schema.pbtxt, as TFDV and TFX write it: decode.ExampleSpecFromSchema); SequenceExample when it has a STRUCT feature")
 	cmd.MarkFlagFilename("example-spec", "json")
 	return cmd
 }

@@ -15,29 +15,35 @@ import (
 // --sequence-example, tf.SequenceExample) records decoded by a feature
 // spec, one field per feature, to any output format of decode.
 type exampleDecode struct {
-	specPath string
-	sequence bool
-	input    *recordInputFlags
-	threads  int
-	batch    int
+	specPath   string
+	schemaPath string // --schema: a tensorflow_metadata schema.pbtxt instead
+	sequence   bool
+	input      *recordInputFlags
+	threads    int
+	batch      int
 }
 
 func (d *exampleDecode) run(input string, stdin io.Reader, stdout, stderr io.Writer, out *recordOutput) error {
-	b, err := os.ReadFile(d.specPath)
-	if err != nil {
-		return fmt.Errorf("--example-spec: %w", err)
+	flag, path, parse := "--example-spec", d.specPath, decode.ParseExampleSpec
+	if d.schemaPath != "" {
+		flag, path = "--schema", d.schemaPath
+		parse = func(b []byte) (*decode.ExampleSpec, error) { return decode.ExampleSpecFromSchema(b) }
 	}
-	spec, err := decode.ParseExampleSpec(b)
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("--example-spec %s: %w", d.specPath, err)
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	spec, err := parse(b)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, err)
 	}
 	compile := decode.CompileExample
-	if d.sequence {
+	if d.sequence || len(spec.SequenceFeatures) > 0 {
 		compile = decode.CompileSequenceExample
 	}
 	plan, err := compile(spec)
 	if err != nil {
-		return fmt.Errorf("--example-spec %s: %w", d.specPath, err)
+		return fmt.Errorf("%s %s: %w", flag, path, err)
 	}
 	if out.isSpec() {
 		return out.writeSpec(stdout, plan.Spec())

@@ -58,6 +58,17 @@ func TestDecodeCommandExampleSpec(t *testing.T) {
 			t.Errorf("%v: got %s, want %s", tt.args, got, tt.want)
 		}
 	}
+	schema := filepath.Join(dir, "schema.pbtxt")
+	if err := os.WriteFile(schema, []byte(`feature { name: "query/terms" type: BYTES value_count { min: 1 } }`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var sout, serr bytes.Buffer
+	if code := run([]string{"decode", "--schema", schema, "--to", "jsonl", "-"}, bytes.NewReader(records), &sout, &serr); code != 0 {
+		t.Fatalf("--schema: exit %d: %s", code, serr.String())
+	}
+	if got, want := strings.TrimSpace(sout.String()), "{\"query_terms\":[\"tea\"]}\n{\"query_terms\":[]}"; got != want {
+		t.Errorf("--schema: got %s, want %s", got, want)
+	}
 	// A bad record is named by its place in the stream.
 	var bad bytes.Buffer
 	w = tfrecord.NewWriter(&bad)
