@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -73,10 +74,12 @@ func loadOpts(opts []LoadOptions) (loadOptions, error) {
 
 // expectedFiles are the files of a DataView, by path.
 var expectedFiles = map[string]bool{
-	objectgraph.SavedModelFile:                 true,
-	"variables/variables.index":                true,
-	"variables/variables.data-00000-of-00001":  true,
-	objectgraph.AssetsDir + "/" + MetadataFile: true,
+	objectgraph.SavedModelFile:                                  true,
+	"variables/variables.index":                                 true,
+	"variables/variables.data-00000-of-00001":                   true,
+	objectgraph.AssetsDir + "/" + MetadataFile:                  true,
+	objectgraph.AssetsDir + "/" + TensorRepresentationsFile:     true,
+	objectgraph.AssetsDir + "/" + TensorRepresentationsTextFile: true,
 }
 
 // readFiles reads every file of the DataView in dir. It accepts only
@@ -125,12 +128,31 @@ func readFiles(dir string, maxBytes int64) (map[string][]byte, error) {
 		}
 		return nil, fmt.Errorf("%w: %s: %v", ErrFormat, dir, err)
 	}
-	for name := range expectedFiles {
-		if _, ok := files[name]; !ok {
-			return nil, fmt.Errorf("%w: %s: %s is missing", ErrFormat, dir, name)
-		}
+	if _, ok := files[objectgraph.AssetsDir+"/"+MetadataFile]; !ok {
+		return nil, fmt.Errorf("%w: %s: %s/%s is missing", ErrFormat, dir, objectgraph.AssetsDir, MetadataFile)
 	}
 	return files, nil
+}
+
+// requireFiles checks that files holds every file of a DataView. It runs
+// after the metadata's version is known, so that a DataView of an older
+// format, which lacks some, is refused as such (ErrOldFormat).
+func requireFiles(files map[string][]byte) error {
+	for _, name := range sortedNames(expectedFiles) {
+		if _, ok := files[name]; !ok {
+			return fmt.Errorf("%w: %s is missing", ErrFormat, name)
+		}
+	}
+	return nil
+}
+
+func sortedNames(m map[string]bool) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func readRegular(name string, maxBytes int64) ([]byte, error) {
@@ -165,6 +187,7 @@ func parseMetadata(b []byte) (*Metadata, error) {
 	var head struct {
 		Format  string `json:"format"`
 		Version int    `json:"version"`
+		Message string `json:"message"`
 	}
 	if err := json.Unmarshal(b, &head); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrFormat, MetadataFile, err)
@@ -173,7 +196,11 @@ func parseMetadata(b []byte) (*Metadata, error) {
 		return nil, fmt.Errorf("%w: %s: format %q, want %q", ErrFormat, MetadataFile, head.Format, Format)
 	}
 	if head.Version < FormatVersion {
-		return nil, fmt.Errorf("%w: version %d (this loader reads version %d, the object-based SavedModel TFX loads); re-export it from its message and fields: structtensor dataview export -descriptors FILE -message NAME [-fields ...] -o NEWDIR", ErrOldFormat, head.Version, FormatVersion)
+		msg := head.Message
+		if msg == "" {
+			msg = "NAME"
+		}
+		return nil, fmt.Errorf("%w: version %d (this loader reads version %d: the object-based SavedModel TFX loads, with its TensorRepresentation assets); re-export it from its schema: structtensor dataview export --descriptor-set FILE --message %s [--path P]... -o NEWDIR", ErrOldFormat, head.Version, FormatVersion, msg)
 	}
 	if head.Version != FormatVersion {
 		return nil, fmt.Errorf("%w: %s: version %d is newer than this loader's %d", ErrFormat, MetadataFile, head.Version, FormatVersion)
@@ -213,6 +240,9 @@ func checkFiles(files map[string][]byte, o loadOptions) (*checked, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := requireFiles(files); err != nil {
+		return nil, err
+	}
 	for name := range expectedFiles {
 		if name == objectgraph.AssetsDir+"/"+MetadataFile {
 			continue
@@ -246,6 +276,11 @@ func checkFiles(files map[string][]byte, o loadOptions) (*checked, error) {
 	for _, name := range []string{"variables/variables.index", "variables/variables.data-00000-of-00001"} {
 		if !bytes.Equal(files[name], want[name]) {
 			return nil, fmt.Errorf("%w: %s is not the DataView's checkpoint", ErrGraph, name)
+		}
+	}
+	for _, name := range []string{TensorRepresentationsFile, TensorRepresentationsTextFile} {
+		if p := objectgraph.AssetsDir + "/" + name; !bytes.Equal(files[p], want[p]) {
+			return nil, fmt.Errorf("%w: %s is not the TensorRepresentationGroup of the plan's leaves", ErrGraph, p)
 		}
 	}
 	if err := sameSavedModel(files[objectgraph.SavedModelFile], want[objectgraph.SavedModelFile]); err != nil {
@@ -427,6 +462,9 @@ func ReadMetadata(dir string, opts ...LoadOptions) (*Metadata, error) {
 	}
 	m, err := parseMetadata(files[objectgraph.AssetsDir+"/"+MetadataFile])
 	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if err := requireFiles(files); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	for name, want := range m.Fingerprint.Files {

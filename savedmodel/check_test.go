@@ -28,6 +28,8 @@ const (
 	metaFile       = "assets/dataview.json"
 	indexFile      = "variables/variables.index"
 	dataFile       = "variables/variables.data-00000-of-00001"
+	trFile         = "assets/" + savedmodel.TensorRepresentationsFile
+	trTextFile     = "assets/" + savedmodel.TensorRepresentationsTextFile
 )
 
 // editMeta rewrites dataview.json through edit (on its JSON object) and
@@ -48,7 +50,7 @@ func editMeta(t *testing.T, dir string, edit func(m map[string]any)) {
 		edit(m)
 	}
 	files := map[string]any{}
-	for _, f := range []string{smFile, indexFile, dataFile} {
+	for _, f := range []string{smFile, indexFile, dataFile, trFile, trTextFile} {
 		c, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			continue
@@ -142,7 +144,7 @@ func TestLoaderRefusesAttacks(t *testing.T) {
 			editMeta(t, dir, nil)
 		}, savedmodel.ErrGraph, "graph differs"},
 		{"graph of another message", func(t *testing.T, dir string) {
-			for _, f := range []string{smFile, indexFile, dataFile} {
+			for _, f := range []string{smFile, indexFile, dataFile, trFile, trTextFile} {
 				copyFile(t, filepath.Join(other, f), filepath.Join(dir, f))
 			}
 			editMeta(t, dir, nil)
@@ -174,6 +176,20 @@ func TestLoaderRefusesAttacks(t *testing.T) {
 		{"signatures edited", func(t *testing.T, dir string) {
 			editMeta(t, dir, func(m map[string]any) { m["signatures"] = []string{"decode"} })
 		}, savedmodel.ErrGraph, "signatures"},
+		{"tensor representations of another message", func(t *testing.T, dir string) {
+			copyFile(t, filepath.Join(other, trFile), filepath.Join(dir, trFile))
+			editMeta(t, dir, nil)
+		}, savedmodel.ErrGraph, "TensorRepresentationGroup"},
+		{"tensor representations text edited", func(t *testing.T, dir string) {
+			b, err := os.ReadFile(filepath.Join(dir, trTextFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, trTextFile), []byte(strings.Replace(string(b), "INT64", "INT32", 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			editMeta(t, dir, nil)
+		}, savedmodel.ErrGraph, "TensorRepresentationGroup"},
 		{"symlink out of the directory", func(t *testing.T, dir string) {
 			replaceWithSymlink(t, outside, filepath.Join(dir, dataFile))
 		}, savedmodel.ErrFormat, "symbolic link"},
@@ -260,17 +276,22 @@ func TestPinnedDigest(t *testing.T) {
 	}
 }
 
-// TestOldFormatRefused writes a DataView of format version 1 (a TF1-style
-// graph with its metadata) and checks the error says how to re-export.
+// TestOldFormatRefused makes DataViews of the earlier format versions (1:
+// a TF1-style graph with its metadata; 2: without the TensorRepresentation
+// assets) and checks the error says how to re-export.
 func TestOldFormatRefused(t *testing.T) {
-	dir, _ := export(t, copstest.Descriptors(t), recipeMessage)
-	editMeta(t, dir, func(m map[string]any) {
-		m["version"] = 1
-		m["fingerprint"] = map[string]any{"algorithm": "sha256", "saved_model_pb": "00"}
-	})
-	_, err := savedmodel.LoadDataView(dir)
-	if !errors.Is(err, savedmodel.ErrOldFormat) || !strings.Contains(err.Error(), "dataview export") {
-		t.Errorf("err = %v, want ErrOldFormat saying how to re-export", err)
+	for _, version := range []int{1, 2} {
+		dir, _ := export(t, copstest.Descriptors(t), recipeMessage)
+		for _, f := range []string{trFile, trTextFile} {
+			if err := os.Remove(filepath.Join(dir, f)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		editMeta(t, dir, func(m map[string]any) { m["version"] = version })
+		_, err := savedmodel.LoadDataView(dir)
+		if !errors.Is(err, savedmodel.ErrOldFormat) || !strings.Contains(err.Error(), "dataview export --descriptor-set FILE --message "+recipeMessage) {
+			t.Errorf("version %d: err = %v, want ErrOldFormat saying how to re-export", version, err)
+		}
 	}
 }
 
@@ -278,7 +299,7 @@ func FuzzCheckFiles(f *testing.F) {
 	d := copstest.Descriptors(f)
 	dir, _ := export(f, d, recipeMessage)
 	files := map[string][]byte{}
-	for _, name := range []string{smFile, metaFile, indexFile, dataFile} {
+	for _, name := range []string{smFile, metaFile, indexFile, dataFile, trFile, trTextFile} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			f.Fatal(err)
@@ -286,14 +307,14 @@ func FuzzCheckFiles(f *testing.F) {
 		files[name] = b
 	}
 	f.Add(files[smFile], files[metaFile])
-	f.Add(files[smFile][:len(files[smFile])/2], []byte(`{"format":"structtensor.dataview","version":2}`))
+	f.Add(files[smFile][:len(files[smFile])/2], []byte(`{"format":"structtensor.dataview","version":3}`))
 	f.Fuzz(func(t *testing.T, sm, meta []byte) {
 		// Recompute the fingerprint of the fuzzed saved_model.pb, so that
 		// the graph checks, not only the fingerprint, see the input.
 		var m map[string]any
 		if json.Unmarshal(meta, &m) == nil && m != nil {
 			fp := map[string]any{}
-			for _, name := range []string{indexFile, dataFile} {
+			for _, name := range []string{indexFile, dataFile, trFile, trTextFile} {
 				sum := sha256.Sum256(files[name])
 				fp[name] = hex.EncodeToString(sum[:])
 			}
@@ -302,7 +323,10 @@ func FuzzCheckFiles(f *testing.F) {
 			m["fingerprint"] = map[string]any{"algorithm": "sha256", "files": fp}
 			meta, _ = json.Marshal(m)
 		}
-		in := map[string][]byte{smFile: sm, metaFile: meta, indexFile: files[indexFile], dataFile: files[dataFile]}
+		in := map[string][]byte{smFile: sm, metaFile: meta}
+		for _, name := range []string{indexFile, dataFile, trFile, trTextFile} {
+			in[name] = files[name]
+		}
 		err := savedmodel.CheckFiles(in)
 		if err == nil {
 			return

@@ -33,10 +33,11 @@ const (
 	// Format names the metadata format.
 	Format = "structtensor.dataview"
 	// FormatVersion is the version of the format this package writes and
-	// loads: 2, the object-based SavedModel. Version 1 (a TF1-style
-	// graph without object graph or checkpoint) is refused with
-	// ErrOldFormat.
-	FormatVersion = 2
+	// loads: 3, the object-based SavedModel with the TensorRepresentation
+	// assets. Earlier versions (1: a TF1-style graph without object graph
+	// or checkpoint; 2: without the TensorRepresentation assets) are
+	// refused with ErrOldFormat, which says how to re-export.
+	FormatVersion = 3
 
 	// Graph names.
 	decodeOpName = "decode"
@@ -179,6 +180,9 @@ func exportFiles(plan *decode.Plan, threads int) (map[string][]byte, *Metadata, 
 		Components: b.comps, Leaves: b.leaves, TensorFlowVersion: tfbridge.Version(),
 		Fingerprint: Fingerprint{Algorithm: "sha256", Files: map[string]string{}},
 	}
+	tr, trText := TensorRepresentations(b.leaves)
+	files[objectgraph.AssetsDir+"/"+TensorRepresentationsFile] = tr
+	files[objectgraph.AssetsDir+"/"+TensorRepresentationsTextFile] = trText
 	for name, content := range files {
 		sum := sha256.Sum256(content)
 		meta.Fingerprint.Files[name] = hex.EncodeToString(sum[:])

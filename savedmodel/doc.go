@@ -39,6 +39,8 @@
 //	DIR/variables/variables.index               checkpoint: the object graph (no variables)
 //	DIR/variables/variables.data-00000-of-00001
 //	DIR/assets/dataview.json                    Metadata: message, spec, plan, components, leaves, fingerprint
+//	DIR/assets/tensor_representations.pb        TensorRepresentationGroup of the leaves (binary)
+//	DIR/assets/tensor_representations.pbtxt     the same (text)
 //
 // # What loads it, and what it sees
 //
@@ -57,6 +59,22 @@
 // as uint8, 1 for true and 0 for false, the mapping TFXIO's error
 // message asks for; Metadata.Leaves records the uint8 dtype. The
 // signatures keep bool.
+//
+// The assets tensor_representations.pb and .pbtxt hold the
+// tensorflow_metadata TensorRepresentationGroup TFXIO derives from
+// decode_fun (TensorRepresentations): a dense_tensor for a leaf without
+// ragged dimension, else a ragged_tensor with int64 row partitions, each
+// named by the leaf's path.
+//
+// # Arrow: the same columns as TFXIO
+//
+// DataView.ToArrow (and `structtensor dataview run --to arrow`) gives a
+// decoded batch as TFXIO's BeamSource gives the same records: one column
+// per leaf, in path order, named by its path; large_list per ragged
+// dimension over the values (a dense leaf: one large_list level, one list
+// per row); strings large_binary; bools uint8 with the mapping above.
+// The nested layout of package arrow (structs, bool columns) is what
+// `structtensor decode --to arrow` writes.
 //
 // The signatures "decode" and "serving_default" (identical, method
 // tensorflow/serving/predict) take "records" and return every component
@@ -90,7 +108,8 @@
 //     blocking and at most LoadOptions.MaxFileBytes;
 //   - fingerprint: the SHA-256 of every file, recorded in the metadata;
 //   - graph: it rebuilds the DataView the metadata's plan exports and
-//     requires the SavedModel to be that one (up to what TensorFlow
+//     requires the SavedModel and the TensorRepresentation assets to be
+//     that one's (up to what TensorFlow
 //     versions vary: version strings and "_"-prefixed internal
 //     attributes): the same plan attribute, signatures, objects, saver
 //     and checkpoint, only the DataView's ops (an allowlist, checked
@@ -109,8 +128,9 @@
 // unpinned DataView can do to running the decode op of its own plan.
 //
 // DataViews of format version 1 (a TF1-style graph without object graph
-// or checkpoint, which TFX cannot load) are refused with ErrOldFormat;
-// the error says how to re-export.
+// or checkpoint, which TFX cannot load) and 2 (without the
+// TensorRepresentation assets) are refused with ErrOldFormat; the error
+// says how to re-export.
 //
 // # Fingerprint
 //

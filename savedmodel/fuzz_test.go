@@ -24,7 +24,7 @@ func FuzzReadMetadata(f *testing.F) {
 	}
 	f.Add(good)
 	f.Add([]byte(`{"format":"structtensor.dataview","version":1}`))
-	f.Add([]byte(`{"format":"structtensor.dataview","version":2,"spec":{}}`))
+	f.Add([]byte(`{"format":"structtensor.dataview","version":3,"spec":{}}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, meta []byte) {
 		d := t.TempDir()

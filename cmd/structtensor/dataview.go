@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/structtensor/structtensor-go/savedmodel"
+	"github.com/structtensor/structtensor-go/starrow"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfrecord"
 )
@@ -98,7 +100,10 @@ func newDataViewRunCommand() *cobra.Command {
 		Short: "decode records through TensorFlow with a DataView",
 		Long: `dataview run loads the DataView in DIR (checked against --digest when given)
 and runs the records of FILE through its decode_fun in TensorFlow, --batch
-records at a time, writing each batch as it is decoded, as "decode" does.`,
+records at a time, writing each batch as it is decoded, as "decode" does.
+--to arrow writes TFXIO's layout (what TFXIO's BeamSource gives over the
+DataView): one column per leaf named by its path, a large_list per ragged
+dimension, strings large_binary, bools uint8.`,
 		Example: `  structtensor dataview run recipe-dv testdata/decode/recipes.tfrecord --to jsonl
   structtensor dataview run recipe-dv --digest sha256:0123... --to parquet -o recipes.parquet < recipes.tfrecord`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -153,6 +158,11 @@ func runDataViewRun(dir, name string, stdin io.Reader, stdout, stderr io.Writer,
 	defer dv.Close()
 	if out.isSpec() {
 		return out.writeSpec(stdout, dv.Spec())
+	}
+	if out.to == "arrow" {
+		// A DataView's Arrow output is TFXIO's layout (DataView.ToArrow):
+		// one column per leaf named by its path, bools as uint8.
+		sink.w = dataViewArrowWriter{dv: dv, w: starrow.NewIPCWriter(sink.out)}
 	}
 
 	in, size, err := openRecordInput(name, stdin)
@@ -257,6 +267,12 @@ func runDataViewInspect(dir, digest string, stdout io.Writer) error {
 		}
 		w.printf("  %-40s %-8s %v %s\n", l.Path, l.DType, l.Shape, kind)
 	}
+	_, text := savedmodel.TensorRepresentations(m.Leaves)
+	w.printf("tensor representations (TensorRepresentationGroup, assets/%s and %s):\n", savedmodel.TensorRepresentationsTextFile, savedmodel.TensorRepresentationsFile)
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(text), "\n"), "\n") {
+		w.printf("  %s", line)
+	}
+	w.printf("\n")
 	w.printf("fingerprint (%s):\n", m.Fingerprint.Algorithm)
 	for _, name := range sortedKeys(m.Fingerprint.Files) {
 		w.printf("  %-40s %s\n", name, m.Fingerprint.Files[name])
@@ -264,6 +280,24 @@ func runDataViewInspect(dir, digest string, stdout io.Writer) error {
 	w.printf("digest: %s\n", dv.Digest())
 	return w.err
 }
+
+// dataViewArrowWriter writes the batches of "dataview run --to arrow" as
+// the record batches of one Arrow IPC stream in TFXIO's layout.
+type dataViewArrowWriter struct {
+	dv *savedmodel.DataView
+	w  *starrow.IPCWriter
+}
+
+func (a dataViewArrowWriter) write(st *structtensor.StructTensor) error {
+	rec, err := a.dv.ToArrow(st)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	return a.w.WriteRecord(rec)
+}
+
+func (a dataViewArrowWriter) close() error { return a.w.Close() }
 
 type errWriter struct {
 	w   io.Writer

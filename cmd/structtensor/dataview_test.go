@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 )
 
 // TestDataViewRunMatchesDecode exports a DataView with the CLI, runs the
@@ -37,6 +40,52 @@ func TestDataViewRunMatchesDecode(t *testing.T) {
 		if got.Len() == 0 || got.String() != want.String() {
 			t.Errorf("--to %s: dataview run gave\n%s\ndecode gave\n%s", to, got.String(), want.String())
 		}
+	}
+}
+
+// TestDataViewRunArrow checks "dataview run --to arrow" writes TFXIO's
+// layout: one column per leaf named by its path, large_list per ragged
+// dimension (one for a dense leaf), bools as uint8, strings large_binary.
+// The savedmodel package's TFXIO test compares the values with TFXIO's.
+func TestDataViewRunArrow(t *testing.T) {
+	desc, err := bundledData("proto/testdata.pb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := bundledData("decode/recipes.tfrecord")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "dv")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"dataview", "export", "--descriptor-set", desc, "--message", "structtensor.testdata.recipe.Recipe", "--path", "title", "--path", "steps.tools", "-o", dir}, nil, &out, &errOut); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errOut.String())
+	}
+	out.Reset()
+	if code := run([]string{"dataview", "run", dir, "--to", "arrow", "--batch", "2", recs}, nil, &out, &errOut); code != 0 {
+		t.Fatalf("run --to arrow: exit %d: %s", code, errOut.String())
+	}
+	r, err := ipc.NewReader(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	want := "schema:\n  fields: 3\n" +
+		"    - steps.tools.electric: type=large_list<item: large_list<item: large_list<item: uint8, nullable>, nullable>, nullable>, nullable\n" +
+		"    - steps.tools.name: type=large_list<item: large_list<item: large_binary, nullable>, nullable>, nullable\n" +
+		"    - title: type=large_list<item: large_binary, nullable>, nullable"
+	if got := r.Schema().String(); got != want {
+		t.Errorf("schema\n%s\nwant\n%s", got, want)
+	}
+	rows := 0
+	for r.Next() {
+		rows += int(r.RecordBatch().NumRows())
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if rows == 0 {
+		t.Error("no rows")
 	}
 }
 
@@ -80,7 +129,14 @@ func TestDataViewDigestAndInspect(t *testing.T) {
 	if code := run([]string{"dataview", "inspect", dir, "--digest", digest}, nil, &out, &errOut); code != 0 {
 		t.Fatalf("inspect: exit %d: %s", code, errOut.String())
 	}
-	for _, want := range []string{"version 2", "loadable by TFX: yes", "structtensor.testdata.recipe.Recipe", "ingredients.name", "ragged rank 1", "digest: " + digest} {
+	text, err := os.ReadFile(filepath.Join(dir, "assets", "tensor_representations.pbtxt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "  "+strings.ReplaceAll(strings.TrimSuffix(string(text), "\n"), "\n", "\n  ")) {
+		t.Errorf("inspect output lacks the tensor representations asset:\n%s", out.String())
+	}
+	for _, want := range []string{"version 3", "loadable by TFX: yes", "structtensor.testdata.recipe.Recipe", "ingredients.name", "ragged rank 1", "digest: " + digest} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("inspect output lacks %q:\n%s", want, out.String())
 		}

@@ -8,6 +8,8 @@ ops included. load_dataview checks before TensorFlow sees the directory:
     read up to max_file_bytes;
   * the pinned digest (digest=), computed as the Go loader computes it;
   * the metadata's format and version, the SHA-256 of every file;
+  * the TensorRepresentationGroup assets: the bytes Go writes for the
+    metadata's leaves;
   * the graph: only the DataView's ops (an allowlist) in the graph and its
     functions, no collections (so no main or init op), the signatures
     "decode" and "serving_default" only, one decode op whose plan is the
@@ -29,16 +31,78 @@ import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
 FORMAT = "structtensor.dataview"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 DEFAULT_MAX_FILE_BYTES = 256 << 20
 FILES = (
     "saved_model.pb",
     "variables/variables.index",
     "variables/variables.data-00000-of-00001",
     "assets/dataview.json",
+    "assets/tensor_representations.pb",
+    "assets/tensor_representations.pbtxt",
 )
 ALLOWED_OPS = {"StructTensorDecodeProto", "Identity", "Cast", "PartitionedCall", "Placeholder", "Const", "NoOp"}
 SIGNATURES = {"decode", "serving_default"}
+
+
+def _varint(n):
+    out = bytearray()
+    n &= (1 << 64) - 1
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _field(number, payload):
+    """A length-delimited protobuf field."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _quote(s):
+    out = []
+    for c in s.encode():
+        if c in (0x22, 0x5C):
+            out.append("\\" + chr(c))
+        elif c == 0x0A:
+            out.append("\\n")
+        elif 0x20 <= c < 0x7F:
+            out.append(chr(c))
+        else:
+            out.append("\\%03o" % c)
+    return '"' + "".join(out) + '"'
+
+
+def tensor_representations(leaves):
+    """The TensorRepresentationGroup (tensorflow_metadata) of a DataView's
+    leaves, as Go writes it to assets/tensor_representations.pb and .pbtxt:
+    (binary, text). The loader requires the assets to be these bytes."""
+    binary, text = b"", []
+    for leaf in leaves:
+        path, rank, shape = leaf["path"], leaf["ragged_rank"], leaf["shape"]
+        inner = shape[rank + 1:]
+        text.append(f"tensor_representation {{\n  key: {_quote(path)}\n  value {{\n")
+        if rank == 0:
+            dense = _field(1, path.encode())
+            text.append(f"    dense_tensor {{\n      column_name: {_quote(path)}\n")
+            if inner:
+                dims = b"".join(_field(2, _varint(1 << 3) + _varint(d)) for d in inner)
+                dense += _field(2, dims)
+                text.append("      shape {\n" + "".join(f"        dim {{\n          size: {d}\n        }}\n" for d in inner) + "      }\n")
+            rep = _field(1, dense)
+        else:
+            ragged = _field(1, _field(1, path.encode())) + _varint(2 << 3) + _varint(1)
+            ragged += b"".join(_field(3, _varint(1 << 3) + _varint(d)) for d in inner)
+            text.append(f"    ragged_tensor {{\n      feature_path {{\n        step: {_quote(path)}\n      }}\n      row_partition_dtype: INT64\n")
+            text.append("".join(f"      partition {{\n        uniform_row_length: {d}\n      }}\n" for d in inner))
+            rep = _field(4, ragged)
+        text.append("    }\n  }\n}\n")
+        binary += _field(1, _field(1, path.encode()) + _field(2, rep))
+    return binary, "".join(text).encode()
 
 
 class DataViewError(ValueError):
@@ -106,9 +170,8 @@ def _read_files(directory, limit):
             if rel not in FILES:
                 raise DataViewError(f"{directory}: unexpected file {rel}")
             files[rel] = _read_regular(p, limit)
-    for f in FILES:
-        if f not in files:
-            raise DataViewError(f"{directory}: {f} is missing")
+    if "assets/dataview.json" not in files:
+        raise DataViewError(f"{directory}: assets/dataview.json is missing")
     return files
 
 
@@ -131,13 +194,20 @@ def _check(files, digest):
     if meta.get("version") != FORMAT_VERSION:
         raise DataViewError(
             f"dataview.json: version {meta.get('version')} (this loader reads version {FORMAT_VERSION}); "
-            "re-export it: structtensor dataview export ... -o NEWDIR")
+            "re-export it from its schema: structtensor dataview export --descriptor-set FILE "
+            f"--message {meta.get('message') or 'NAME'} [--path P]... -o NEWDIR")
+    for f in FILES:
+        if f not in files:
+            raise DataViewError(f"{f} is missing")
     fp = meta.get("fingerprint", {})
     if fp.get("algorithm") != "sha256" or set(fp.get("files", {})) != set(FILES) - {"assets/dataview.json"}:
         raise DataViewError("dataview.json: the fingerprint does not cover the DataView's files")
     for name, want in fp["files"].items():
         if hashlib.sha256(files[name]).hexdigest() != want:
             raise DataViewError(f"fingerprint mismatch: {name}")
+    binary, text = tensor_representations(meta.get("leaves", []))
+    if files["assets/tensor_representations.pb"] != binary or files["assets/tensor_representations.pbtxt"] != text:
+        raise DataViewError("assets/tensor_representations.pb(txt) is not the TensorRepresentationGroup of the metadata's leaves")
     sm = saved_model_pb2.SavedModel()
     sm.ParseFromString(files["saved_model.pb"])
     if len(sm.meta_graphs) != 1:

@@ -60,15 +60,16 @@ for name in names:
 '''
 
 REFUSE = r'''
-import os, sys
+import json, os, sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import structtensor_tf as stf
-try:
-    stf.load_dataview(sys.argv[1], digest=(sys.argv[2] or None))
-except stf.DataViewError as e:
-    print("refused:", e)
-else:
-    print("loaded")
+for directory, digest in json.loads(sys.argv[2]):
+    try:
+        stf.load_dataview(directory, digest=digest)
+    except stf.DataViewError as e:
+        print(json.dumps("refused: " + str(e)))
+    else:
+        print(json.dumps("loaded"))
 '''
 
 
@@ -95,10 +96,13 @@ def test_load_dataview_equals_go(installed):
     assert got == names
 
 
-def refuse(installed, directory, digest=""):
+def refuse_all(installed, attempts):
+    """Runs load_dataview on every (directory, digest) in one subprocess
+    (one TensorFlow start); returns what each gave."""
     env = dict(os.environ, PYTHONPATH=installed)
-    return subprocess.run([sys.executable, "-c", REFUSE, directory, digest], env=env, check=True,
-                          capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout
+    out = subprocess.run([sys.executable, "-c", REFUSE, installed, json.dumps(attempts)], env=env, check=True,
+                         capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout
+    return [json.loads(line) for line in out.strip().splitlines()]
 
 
 def copy_case(name):
@@ -108,17 +112,17 @@ def copy_case(name):
     return dst
 
 
-def test_load_dataview_refuses(installed):
+def files_attacks(expect):
     # Symbolic link out of the directory.
     d = copy_case("recipe")
     os.remove(os.path.join(d, "variables", "variables.data-00000-of-00001"))
     os.symlink("/dev/zero", os.path.join(d, "variables", "variables.data-00000-of-00001"))
-    assert "symbolic link" in refuse(installed, d)
+    expect(d, "symbolic link")
     # A FIFO as the metadata.
     d = copy_case("recipe")
     os.remove(os.path.join(d, "assets", "dataview.json"))
     os.mkfifo(os.path.join(d, "assets", "dataview.json"))
-    assert "not a regular file" in refuse(installed, d)
+    expect(d, "not a regular file")
     # The plan of another message in the metadata, fingerprint kept valid.
     d = copy_case("recipe")
     other = json.load(open(os.path.join(go_fixture(), "tfexample", "dataview", "assets", "dataview.json")))
@@ -126,7 +130,132 @@ def test_load_dataview_refuses(installed):
     meta = json.load(open(p))
     meta["plan"] = other["plan"]
     json.dump(meta, open(p, "w"))
-    assert "plan" in refuse(installed, d)
+    expect(d, "plan")
     # A pinned digest that is not the DataView's.
     d = copy_case("recipe")
-    assert "fingerprint mismatch" in refuse(installed, d, "sha256:" + "0" * 64)
+    expect(d, "fingerprint mismatch", "sha256:" + "0" * 64)
+    # A file's content edited without recomputing the fingerprint.
+    d = copy_case("recipe")
+    with open(os.path.join(d, "variables", "variables.index"), "ab") as f:
+        f.write(b"\0")
+    expect(d, "fingerprint mismatch: variables/variables.index")
+
+
+def refit_fingerprint(d):
+    """Recomputes the metadata's fingerprint after an edit, as whoever can
+    write the directory can."""
+    import hashlib
+    p = os.path.join(d, "assets", "dataview.json")
+    meta = json.load(open(p))
+    files = {}
+    for name in ("saved_model.pb", "variables/variables.index", "variables/variables.data-00000-of-00001",
+                 "assets/tensor_representations.pb", "assets/tensor_representations.pbtxt"):
+        if os.path.exists(os.path.join(d, name)):
+            files[name] = hashlib.sha256(open(os.path.join(d, name), "rb").read()).hexdigest()
+    meta["fingerprint"] = {"algorithm": "sha256", "files": files}
+    json.dump(meta, open(p, "w"))
+
+
+def edit_saved_model(d, edit):
+    from tensorflow.core.protobuf import saved_model_pb2
+    p = os.path.join(d, "saved_model.pb")
+    sm = saved_model_pb2.SavedModel()
+    sm.ParseFromString(open(p, "rb").read())
+    edit(sm.meta_graphs[0])
+    open(p, "wb").write(sm.SerializeToString())
+    refit_fingerprint(d)
+
+
+def graph_attacks(expect):
+    # An added op (a file write) in the graph, fingerprint recomputed.
+    d = copy_case("recipe")
+
+    def add_write(mg):
+        n = mg.graph_def.node.add()
+        n.name, n.op = "evil", "WriteFile"
+        n.input.extend(["dataview_asset", "dataview_asset"])
+    edit_saved_model(d, add_write)
+    expect(d, "node 'evil' runs op WriteFile, not a DataView op")
+    # The same op inside decode_fun's function.
+    d = copy_case("recipe")
+
+    def add_write_in_function(mg):
+        n = mg.graph_def.library.function[0].node_def.add()
+        n.name, n.op = "evil", "WriteFile"
+    edit_saved_model(d, add_write_in_function)
+    expect(d, "runs op WriteFile")
+    # A main op of allowed ops.
+    d = copy_case("recipe")
+
+    def add_main_op(mg):
+        n = mg.graph_def.node.add()
+        n.name, n.op = "init", "NoOp"
+        mg.collection_def["saved_model_main_op"].node_list.value.append("init")
+    edit_saved_model(d, add_main_op)
+    expect(d, "collections")
+    # An extra signature.
+    d = copy_case("recipe")
+    edit_saved_model(d, lambda mg: mg.signature_def["__saved_model_init_op"].CopyFrom(mg.signature_def["decode"]))
+    expect(d, "signatures")
+    # The graph and checkpoint of another message under this metadata.
+    d = copy_case("recipe")
+    import shutil
+    other = os.path.join(go_fixture(), "tfexample", "dataview")
+    for name in ("saved_model.pb", "variables/variables.index", "variables/variables.data-00000-of-00001"):
+        shutil.copy(os.path.join(other, name), os.path.join(d, name))
+    refit_fingerprint(d)
+    expect(d, "plan")
+    # Tensor representations that are not the leaves'.
+    d = copy_case("recipe")
+    shutil.copy(os.path.join(other, "assets", "tensor_representations.pb"),
+                os.path.join(d, "assets", "tensor_representations.pb"))
+    refit_fingerprint(d)
+    expect(d, "TensorRepresentationGroup")
+
+
+def directory_attacks(expect):
+    # A missing checkpoint.
+    d = copy_case("recipe")
+    os.remove(os.path.join(d, "variables", "variables.index"))
+    refit_fingerprint(d)
+    expect(d, "variables/variables.index is missing")
+    # A DataView of the previous format (no TensorRepresentation assets).
+    d = copy_case("recipe")
+    for name in ("tensor_representations.pb", "tensor_representations.pbtxt"):
+        os.remove(os.path.join(d, "assets", name))
+    p = os.path.join(d, "assets", "dataview.json")
+    meta = json.load(open(p))
+    meta["version"] = 2
+    json.dump(meta, open(p, "w"))
+    refit_fingerprint(d)
+    expect(d, "version 2 (this loader reads version 3); re-export it from its schema: structtensor dataview export --descriptor-set FILE --message structtensor.testdata.recipe.Recipe")
+    # saved_model.pb that is a character device (/dev/zero's numbers).
+    d = copy_case("recipe")
+    os.remove(os.path.join(d, "saved_model.pb"))
+    try:
+        os.mknod(os.path.join(d, "saved_model.pb"), 0o644 | __import__("stat").S_IFCHR, os.makedev(1, 5))
+    except PermissionError:
+        pass  # mknod needs privileges
+    else:
+        expect(d, "not a regular file")
+    # An unexpected file.
+    d = copy_case("recipe")
+    open(os.path.join(d, "fingerprint.pb"), "wb").close()
+    expect(d, "unexpected file fingerprint.pb")
+
+
+def test_load_dataview_refuses(installed):
+    """Each attack on a copy of a Go-exported DataView is refused before
+    TensorFlow loads anything, with an error naming what is wrong."""
+    attempts, wants = [], []
+
+    def expect(d, says, digest=None):
+        attempts.append((d, digest))
+        wants.append(says)
+    files_attacks(expect)
+    graph_attacks(expect)
+    directory_attacks(expect)
+    got = refuse_all(installed, attempts)
+    assert len(got) == len(wants), got
+    for (d, _), says, out in zip(attempts, wants, got):
+        assert out.startswith("refused: ") and says in out, f"{d}: {out!r}, want a refusal saying {says!r}"

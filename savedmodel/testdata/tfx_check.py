@@ -1,19 +1,18 @@
 """TFX (tfx-bsl 1.21.0) loads the DataViews Go exported and gets what Go got.
 
 Run by savedmodel's TestTFX in the .venv-tfx virtualenv:
-    tfx_check.py OPS_LIB FIXTURE_DIR TFXIO_CASE CASE...
+    tfx_check.py OPS_LIB FIXTURE_DIR CASE...
 For each case (written by savedmodel/internal/dvcases) it loads the
 DataView with tfx_bsl's load_decoder, checks the decoder's output specs
 against the case's leaves (a RaggedTensor with int64 row splits per
 repeated leaf, a dense tensor otherwise, bools as uint8), decodes the
 case's records and compares every leaf's values and row partitions with
-what Go's decoder produced. Prints one JSON line per case.
-
-For TFXIO_CASE it also writes the records to a TFRecord file and reads it
-through TFRecordToTensorTFXIO(saved_decoder_path=DataView): the Arrow
-RecordBatches of BeamSource() on Beam's DirectRunner (one column per leaf,
-named by its path, each row a list nested once per ragged dimension), its
-TensorFlowDataset and its TensorRepresentations, each against Go's.
+what Go's decoder produced. It then writes the records to a TFRecord file
+and reads it through TFRecordToTensorTFXIO(saved_decoder_path=DataView):
+its TensorRepresentations against the DataView's assets, its
+TensorFlowDataset against Go's decoder, and (all cases in one pipeline on
+Beam's DirectRunner) the RecordBatches of BeamSource() against the Arrow
+Go's DataView wrote for the same records. Prints one JSON line per case.
 """
 import base64
 import json
@@ -57,90 +56,86 @@ def check_leaf(path, got, want):
         np.testing.assert_array_equal(flat.reshape(-1), w.reshape(-1), err_msg=f"{path} values")
 
 
-def nest_rows(values, nested_row_splits, nrecords):
-    """Go's leaf as Arrow rows: a list per record, nested once per row
-    partition; a dense leaf is a one-element list per record (TFXIO's
-    dense handler)."""
-    if not nested_row_splits:
-        return [[v] for v in values]
-    rows = values
-    for splits in reversed(nested_row_splits):
-        rows = [rows[splits[i]:splits[i + 1]] for i in range(len(splits) - 1)]
-    assert len(rows) == nrecords
-    return rows
-
-
-def go_rows(leaf, nrecords):
-    if leaf["dtype"] == "string":
-        values = [base64.b64decode(v) for v in leaf["values"]]
-    elif leaf["dtype"] == "bool":
-        values = [int(v) for v in leaf["values"]]
-    else:
-        values = np.array(leaf["values"], dtype=NP_DTYPES[leaf["dtype"]]).tolist()
-    return nest_rows(values, leaf["nested_row_splits"], nrecords)
-
-
-def check_tfxio(case, metadata):
-    import tempfile
-    import apache_beam as beam
-    import pyarrow as pa
-    from apache_beam.testing import util as beam_util
-    from tfx_bsl.tfxio import dataset_options, record_to_tensor_tfxio
+def check_tensor_representations(name, case, tfxio):
+    """TFXIO's TensorRepresentations equal the DataView's assets, the binary
+    and the text TensorRepresentationGroup, each parsed (serializations
+    differ in map order between protobuf implementations)."""
+    from google.protobuf import text_format
     from tensorflow_metadata.proto.v0 import schema_pb2
 
-    tmp = tempfile.mkdtemp(prefix="tfxio-")
-    path = os.path.join(tmp, "records.tfrecord")
+    group = schema_pb2.TensorRepresentationGroup()
+    for k, v in tfxio.TensorRepresentations().items():
+        group.tensor_representation[k].CopyFrom(v)
+    assets = os.path.join(case["dir"], "assets")
+    binary = schema_pb2.TensorRepresentationGroup()
+    with open(os.path.join(assets, "tensor_representations.pb"), "rb") as f:
+        binary.ParseFromString(f.read())
+    with open(os.path.join(assets, "tensor_representations.pbtxt")) as f:
+        text = text_format.Parse(f.read(), schema_pb2.TensorRepresentationGroup())
+    assert len(group.tensor_representation) == len(case["leaves"]), name
+    assert binary == group, f"{name}: TFXIO's TensorRepresentations {group} differ from the binary asset {binary}"
+    assert text == group, f"{name}: TFXIO's TensorRepresentations {group} differ from the text asset {text}"
+
+
+def tfxio_for(name, case):
+    import tempfile
+    from tfx_bsl.tfxio import record_to_tensor_tfxio
+
+    path = os.path.join(tempfile.mkdtemp(prefix="tfxio-"), "records.tfrecord")
     with tf.io.TFRecordWriter(path) as w:
         for r in case["records"]:
             w.write(r)
+    return record_to_tensor_tfxio.TFRecordToTensorTFXIO(path, case["dir"], ["structtensor", name])
+
+
+def check_dataset(name, case, tfxio):
+    """TensorFlowDataset: one batch of all records, equal to Go's decoder."""
+    from tfx_bsl.tfxio import dataset_options
+
     n = len(case["records"])
-    tfxio = record_to_tensor_tfxio.TFRecordToTensorTFXIO(path, case["dir"], ["structtensor", "test"])
-
-    # TensorRepresentations: one per leaf, what Go's metadata says.
-    reps = tfxio.TensorRepresentations()
-    assert set(reps) == {l["path"] for l in metadata["leaves"]}, sorted(reps)
-    for l in metadata["leaves"]:
-        want = schema_pb2.TensorRepresentation()
-        if l["ragged_rank"] > 0:
-            want.ragged_tensor.feature_path.step.append(l["path"])
-            want.ragged_tensor.row_partition_dtype = schema_pb2.TensorRepresentation.RowPartitionDType.INT64
-            for d in l["shape"][l["ragged_rank"] + 1:]:
-                want.ragged_tensor.partition.add().uniform_row_length = d
-        else:
-            want.dense_tensor.column_name = l["path"]
-            for d in l["shape"][1:]:
-                want.dense_tensor.shape.dim.add().size = d
-        assert reps[l["path"]] == want, f"{l['path']}: TFXIO {reps[l['path']]}, Go {want}"
-
-    # BeamSource on the DirectRunner: the RecordBatches equal Go's leaves.
-    def check_batches(batches):
-        table = pa.Table.from_batches(batches)
-        assert table.num_rows == n, table.num_rows
-        assert set(table.column_names) == set(case["leaves"]), table.column_names
-        for name, leaf in case["leaves"].items():
-            got = table.column(name).to_pylist()
-            want = go_rows(leaf, n)
-            if leaf["dtype"] in ("float32",):
-                got = np.array(got, dtype=object).tolist()
-            assert got == want, f"BeamSource column {name}: {got[:3]}..., Go {want[:3]}..."
-
-    with beam.Pipeline() as p:
-        batches = p | tfxio.BeamSource(batch_size=n)
-        beam_util.assert_that(batches, check_batches)
-
-    # TensorFlowDataset: one batch of all records, equal to Go's.
     ds = tfxio.TensorFlowDataset(dataset_options.TensorFlowDatasetOptions(batch_size=n, shuffle=False, num_epochs=1))
     batch = next(iter(ds))
     assert set(batch) == set(case["leaves"])
     for path, want in case["leaves"].items():
-        check_leaf(f"TensorFlowDataset {path}", batch[path], want)
+        check_leaf(f"{name} TensorFlowDataset {path}", batch[path], want)
+
+
+def go_arrow(case_dir):
+    import pyarrow as pa
+    with pa.ipc.open_stream(os.path.join(case_dir, "arrow.ipc")) as r:
+        return r.read_all()
+
+
+def check_beam_sources(cases):
+    """BeamSource of every case in one pipeline on the DirectRunner: the
+    RecordBatches equal, column names, types and values, the Arrow that
+    Go's DataView wrote for the same records (DataView.ToArrow)."""
+    import apache_beam as beam
+    import pyarrow as pa
+    from apache_beam.testing import util as beam_util
+
+    def checker(name, want):
+        def check(batches):
+            got = pa.Table.from_batches(batches).combine_chunks()
+            assert got.schema.equals(want.schema), f"{name}: TFXIO schema\n{got.schema}\nGo's\n{want.schema}"
+            assert got.num_rows == want.num_rows, (name, got.num_rows, want.num_rows)
+            for col in want.column_names:
+                g, w = got.column(col).to_pylist(), want.column(col).to_pylist()
+                assert g == w, f"{name} column {col}: TFXIO {g[:3]}..., Go {w[:3]}..."
+        return check
+
+    with beam.Pipeline() as p:
+        for name, case, tfxio in cases:
+            batches = p | f"Read {name}" >> tfxio.BeamSource(batch_size=len(case["records"]))
+            beam_util.assert_that(batches, checker(name, go_arrow(os.path.dirname(case["dir"]))), label=f"Check {name}")
 
 
 def main():
-    ops_lib, fixture, tfxio_case = sys.argv[1], sys.argv[2], sys.argv[3]
+    ops_lib, fixture = sys.argv[1], sys.argv[2]
     tf.load_op_library(ops_lib)
     from tfx_bsl.coders import tf_graph_record_decoder
-    for name in sys.argv[4:]:
+    tfxios = []
+    for name in sys.argv[3:]:
         case = load_case(fixture, name)
         dec = tf_graph_record_decoder.load_decoder(case["dir"])
         specs = dec.output_type_specs()
@@ -152,11 +147,13 @@ def main():
             got = out[path]
             assert specs[path].is_compatible_with(got), f"{name} {path}: {got} does not match {specs[path]}"
             check_leaf(f"{name} {path}", got, want)
-        tfxio = name == tfxio_case
-        if tfxio:
-            with open(os.path.join(case["dir"], "assets", "dataview.json")) as f:
-                check_tfxio(case, json.load(f))
-        print(json.dumps({"case": name, "leaves": len(specs), "records": len(case["records"]), "tfxio": tfxio}))
+        tfxio = tfxio_for(name, case)
+        check_tensor_representations(name, case, tfxio)
+        check_dataset(name, case, tfxio)
+        tfxios.append((name, case, tfxio))
+    check_beam_sources(tfxios)
+    for name, case, _ in tfxios:
+        print(json.dumps({"case": name, "leaves": len(case["leaves"]), "records": len(case["records"]), "tfxio": True}))
 
 
 if __name__ == "__main__":

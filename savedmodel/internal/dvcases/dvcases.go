@@ -4,7 +4,9 @@
 // (cops/copstest) and what Go's decoder (decode.Plan.Decode, no
 // TensorFlow involved) produced for them, leaf by leaf.
 //
-// DIR/cases.json lists the cases; DIR/<case>/dataview is the SavedModel and
+// DIR/cases.json lists the cases; DIR/<case>/dataview is the SavedModel,
+// DIR/<case>/arrow.ipc what the DataView loaded in Go gives for the records
+// as Arrow (DataView.ToArrow, an IPC stream of one batch) and
 // DIR/<case>/case.json holds
 //
 //	{"message": ..., "paths": [...], "records": [base64...], "digest": ...,
@@ -26,6 +28,7 @@ import (
 	"github.com/structtensor/structtensor-go/cops/copstest"
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/savedmodel"
+	"github.com/structtensor/structtensor-go/starrow"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -104,6 +107,9 @@ func writeCase(dir string, d *decode.Descriptors, c Case) error {
 	if err != nil {
 		return err
 	}
+	if err := writeArrow(filepath.Join(dir, "arrow.ipc"), filepath.Join(dir, "dataview"), records); err != nil {
+		return err
+	}
 	cf := caseFile{Message: c.Message, Paths: c.Paths, Leaves: map[string]leaf{}, Digest: digest}
 	for _, r := range records {
 		cf.Records = append(cf.Records, base64.StdEncoding.EncodeToString(r))
@@ -158,6 +164,41 @@ func leaves(st *structtensor.StructTensor, spec *structtensor.StructSpec, prefix
 		dst[strings.Join(path, ".")] = l
 	}
 	return nil
+}
+
+// writeArrow writes what Go's DataView gives for records as Arrow, the
+// output of `structtensor dataview run --to arrow`: LoadDataView,
+// DataView.Decode (in TensorFlow) and DataView.ToArrow, as an IPC stream
+// of one record batch.
+func writeArrow(path, dataview string, records [][]byte) error {
+	dv, err := savedmodel.LoadDataView(dataview)
+	if err != nil {
+		return err
+	}
+	defer dv.Close()
+	st, err := dv.Decode(records)
+	if err != nil {
+		return err
+	}
+	rec, err := dv.ToArrow(st)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := starrow.NewIPCWriter(f)
+	if err := w.WriteRecord(rec); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func writeJSON(path string, v any) error {
