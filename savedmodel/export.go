@@ -13,6 +13,7 @@ import (
 	"github.com/structtensor/structtensor-go/tfbridge/op"
 	fnpb "github.com/wamuir/graft/tensorflow/core/framework/function_go_proto"
 	graphpb "github.com/wamuir/graft/tensorflow/core/framework/graph_go_proto"
+	opdefpb "github.com/wamuir/graft/tensorflow/core/framework/op_def_go_proto"
 	typespb "github.com/wamuir/graft/tensorflow/core/framework/types_go_proto"
 	"google.golang.org/protobuf/proto"
 )
@@ -27,8 +28,10 @@ var ErrExport = errors.New("savedmodel: cannot export")
 // wrappers) and what to export of it: named signatures over its tensors,
 // and the variables they read.
 type Model struct {
-	// Graph holds every operation the signatures compute. Export reads
-	// it and does not change it.
+	// Graph holds every operation the signatures compute. Export adds
+	// to it only the few shape operations a StructTensor output needs
+	// (the inner shapes of Python's StructuredTensor), under
+	// "export_<signature>_<output>".
 	Graph *tfbridge.Graph
 	// Signatures are the model's entry points by key ("serving_default"
 	// is the one serving tools call when none is named). A key is a
@@ -52,7 +55,8 @@ type Signature struct {
 // tensor (Tensor), a RaggedTensor (Ragged) or a StructTensor (Struct).
 type Value struct {
 	kind valueKind
-	outs []tfbridge.Output // the tensors holding it, in TensorFlow's flat order
+	outs []tfbridge.Output // the tensors holding it: TensorFlow's flat order, or a struct's components
+	st   *structtensor.StructSpec
 }
 
 type valueKind int
@@ -60,6 +64,7 @@ type valueKind int
 const (
 	tensorValue valueKind = iota + 1
 	raggedValue
+	structValue
 )
 
 // Tensor is a dense tensor. Its element type and rank must be known when
@@ -74,6 +79,24 @@ func Tensor(o tfbridge.Output) Value {
 // tf.RaggedTensor.
 func Ragged(values tfbridge.Output, rowSplits ...tfbridge.Output) Value {
 	return Value{kind: raggedValue, outs: append([]tfbridge.Output{values}, rowSplits...)}
+}
+
+// SymbolicStruct is a StructTensor of a graph: its spec and its
+// component tensors in tfbridge.Components order
+// (*tfbridge.SymbolicStruct is one).
+type SymbolicStruct interface {
+	StructSpec() *structtensor.StructSpec
+	Components() []tfbridge.Output
+}
+
+// Struct is a StructTensor, of rank 1 or more. Python sees a
+// tf.experimental.StructuredTensor (its fields in name order); Load
+// returns a *structtensor.StructTensor whose fields are in name order.
+func Struct(s SymbolicStruct) Value {
+	if s == nil {
+		return Value{kind: structValue}
+	}
+	return Value{kind: structValue, outs: s.Components(), st: s.StructSpec()}
 }
 
 // spec returns the Go spec and the object-graph spec (what Python sees)
@@ -99,6 +122,15 @@ func (v Value) specs(key string) (structtensor.Spec, objectgraph.Value, error) {
 		}
 		return &structtensor.TensorSpec{DType: sd, Shape: shape},
 			objectgraph.TensorSpec{Name: key, Shape: shape, DType: dt}, nil
+	case structValue:
+		if v.st == nil {
+			return nil, nil, fmt.Errorf("%w: %q: a nil StructTensor", ErrExport, key)
+		}
+		sv, _, err := structuredSpec(v.st)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %q: %v", ErrExport, key, err)
+		}
+		return v.st, sv, nil
 	case raggedValue:
 		inner, dt, err := outputSpec(v.outs[0])
 		if err != nil {
@@ -136,6 +168,75 @@ func (v Value) specs(key string) (structtensor.Spec, objectgraph.Value, error) {
 }
 
 // outputSpec returns the graph's shape (rank known) and element type of o.
+// flatPlan is how a Value crosses a function boundary: the distinct
+// graph tensors it passes (function arguments or results) and, for each
+// of TensorFlow's flat components, the index of its tensor among them
+// (-1: an argument the function ignores, a StructuredTensor's repeated
+// partition or inner shape).
+type flatPlan struct {
+	outs []tfbridge.Output
+	pos  []int
+}
+
+// plan returns the flat plan of v. For a StructTensor output, s adds the
+// inner shapes TensorFlow's StructuredTensor carries (nil for an input:
+// they are ignored arguments).
+func (v Value) plan(s *op.Scope) (flatPlan, error) {
+	if v.kind != structValue {
+		p := flatPlan{outs: v.outs}
+		for i := range v.outs {
+			p.pos = append(p.pos, i)
+		}
+		return p, nil
+	}
+	_, flat, err := structuredSpec(v.st)
+	if err != nil {
+		return flatPlan{}, err
+	}
+	comps, err := tfbridge.Components(v.st)
+	if err != nil {
+		return flatPlan{}, err
+	}
+	if len(comps) == 0 || len(comps) != len(v.outs) {
+		return flatPlan{}, fmt.Errorf("a StructTensor of %d components for a spec of %d (one with no fields has no row count)", len(v.outs), len(comps))
+	}
+	p := flatPlan{outs: append([]tfbridge.Output(nil), v.outs...)}
+	used := map[int]bool{}
+	for _, f := range flat {
+		switch {
+		case f.comp >= 0 && (s != nil || !used[f.comp]):
+			used[f.comp] = true
+			p.pos = append(p.pos, f.comp)
+		case s == nil:
+			p.pos = append(p.pos, -1)
+		default:
+			p.pos = append(p.pos, len(p.outs))
+			p.outs = append(p.outs, innerShape(s, v.outs, comps[0].Kind, f.inner))
+		}
+	}
+	if s != nil {
+		return p, s.Err()
+	}
+	return p, nil
+}
+
+// innerShape adds the inner shape of a StructuredTensor level: the last
+// value of the row splits outs[splits] as a vector of one element, or
+// for splits < 0 the number of rows of the root struct.
+func innerShape(s *op.Scope, outs []tfbridge.Output, first tfbridge.ComponentKind, splits int) tfbridge.Output {
+	one := op.Constant(s, []int64{1})
+	if splits >= 0 {
+		return op.StridedSlice(s, outs[splits], op.Constant(s, []int64{-1}), op.Constant(s, []int64{0}), one, op.StridedSliceEndMask(1))
+	}
+	// The root's rows: its first component is its outermost partition's
+	// row splits or, without partitions, a field's values with one row
+	// per record.
+	if first == tfbridge.RowSplits {
+		return op.Reshape(s, op.Sub(s, op.Size(s, outs[0], op.SizeOutType(tfbridge.Int64)), op.Constant(s, int64(1))), one)
+	}
+	return op.Slice(s, op.Shape(s, outs[0], op.ShapeOutType(tfbridge.Int64)), op.Constant(s, []int64{0}), one)
+}
+
 func outputSpec(o tfbridge.Output) (structtensor.Shape, typespb.DataType, error) {
 	shape, known, err := o.Shape()
 	if err != nil {
@@ -366,10 +467,10 @@ func signatureFunction(m *Model, key string, handles map[*tfbridge.Operation]*ob
 		return fmt.Errorf("%w: signature %q: %s", ErrExport, key, fmt.Sprintf(format, args...))
 	}
 	f := &objectgraph.Function{Name: "signature_" + key, KeywordOnly: true}
-	var ins, outs []tfbridge.Output
-	inNames := sortedKeys(sig.Inputs)
+	var ins []tfbridge.Output
+	var inPlans []flatPlan
 	fed := map[tfbridge.Output]string{}
-	for _, name := range inNames {
+	for _, name := range sortedKeys(sig.Inputs) {
 		if !signatureKey.MatchString(name) {
 			return nil, nil, fail("input key %q: a letter then letters, digits or underscores", name)
 		}
@@ -387,10 +488,20 @@ func signatureFunction(m *Model, key string, handles map[*tfbridge.Operation]*ob
 			}
 			fed[o] = name
 		}
-		ins = append(ins, v.outs...)
+		p, err := v.plan(nil)
+		if err != nil {
+			return nil, nil, fail("input %q: %v", name, err)
+		}
+		ins = append(ins, p.outs...)
+		inPlans = append(inPlans, p)
 		f.Inputs = append(f.Inputs, objectgraph.Arg{Name: name, Spec: spec})
 	}
 	out := objectgraph.Dict{}
+	// Results: the distinct tensors of every output, and for each flat
+	// result its index among them.
+	var outs []tfbridge.Output
+	var results []int
+	index := map[tfbridge.Output]int{}
 	for _, name := range sortedKeys(sig.Outputs) {
 		v := sig.Outputs[name]
 		_, spec, err := v.specs(name)
@@ -402,7 +513,20 @@ func signatureFunction(m *Model, key string, handles map[*tfbridge.Operation]*ob
 				return nil, nil, fail("output %q: %s is in another graph", name, o.Name())
 			}
 		}
-		outs = append(outs, v.outs...)
+		p, err := v.plan(op.NewScopeWithGraph(m.Graph).SubScope("export_" + key + "_" + name))
+		if err != nil {
+			return nil, nil, fail("output %q: %v", name, err)
+		}
+		for _, k := range p.pos {
+			o := p.outs[k]
+			j, ok := index[o]
+			if !ok {
+				j = len(outs)
+				index[o] = j
+				outs = append(outs, o)
+			}
+			results = append(results, j)
+		}
 		out[name] = spec
 	}
 	f.Output = out
@@ -431,6 +555,7 @@ func signatureFunction(m *Model, key string, handles map[*tfbridge.Operation]*ob
 			return nil, nil, fail("an output is a variable's handle")
 		}
 	}
+	nIn := len(ins)
 	// Captures in Model.Variables order, so the export is deterministic.
 	for _, v := range m.Variables {
 		if captured[v.handle.Op] {
@@ -440,7 +565,7 @@ func signatureFunction(m *Model, key string, handles map[*tfbridge.Operation]*ob
 	}
 	names := make([]string, len(outs))
 	for i := range names {
-		names[i] = fmt.Sprintf("output_%d", i)
+		names[i] = fmt.Sprintf("result_%d", i)
 	}
 	b, err := m.Graph.SubgraphToFunctionDef(f.Name, body, ins, outs, names)
 	if err != nil {
@@ -450,7 +575,75 @@ func signatureFunction(m *Model, key string, handles map[*tfbridge.Operation]*ob
 	if err := proto.Unmarshal(b, fd); err != nil {
 		return nil, nil, fmt.Errorf("FunctionDef: %w", err)
 	}
+	if err := flattenFunction(fd, inPlans, nIn, results); err != nil {
+		return nil, nil, fail("%v", err)
+	}
 	return f, fd, nil
+}
+
+// flattenFunction rewrites fd, built over distinct tensors, to take and
+// return TensorFlow's flat components: each input plan's positions (an
+// ignored int64 argument where the plan has -1), then the nIn.. captured
+// arguments; results[j] is the distinct result the j-th flat output is.
+func flattenFunction(fd *fnpb.FunctionDef, inPlans []flatPlan, nIn int, results []int) error {
+	sig := fd.GetSignature()
+	old := sig.GetInputArg()
+	if len(old) < nIn {
+		return fmt.Errorf("the function has %d arguments, want at least %d", len(old), nIn)
+	}
+	var args []*opdefpb.OpDef_ArgDef
+	oldIndex := []int{} // new argument -> old argument, -1 when new
+	offset := 0
+	for _, p := range inPlans {
+		for _, k := range p.pos {
+			if k < 0 {
+				args = append(args, &opdefpb.OpDef_ArgDef{Name: fmt.Sprintf("ignored_%d", len(args)), Type: typespb.DataType_DT_INT64})
+				oldIndex = append(oldIndex, -1)
+				continue
+			}
+			args = append(args, old[offset+k])
+			oldIndex = append(oldIndex, offset+k)
+		}
+		offset += len(p.outs)
+	}
+	for k := nIn; k < len(old); k++ {
+		args = append(args, old[k])
+		oldIndex = append(oldIndex, k)
+	}
+	argAttr := map[uint32]*fnpb.FunctionDef_ArgAttrs{}
+	unique := map[uint32]uint32{}
+	for i, k := range oldIndex {
+		if k < 0 {
+			continue
+		}
+		if a, ok := fd.ArgAttr[uint32(k)]; ok {
+			argAttr[uint32(i)] = a
+		}
+		if u, ok := fd.ResourceArgUniqueId[uint32(k)]; ok {
+			unique[uint32(i)] = u
+		}
+	}
+	sig.InputArg, fd.ArgAttr, fd.ResourceArgUniqueId = args, argAttr, unique
+	if len(fd.ArgAttr) == 0 {
+		fd.ArgAttr = nil
+	}
+	if len(fd.ResourceArgUniqueId) == 0 {
+		fd.ResourceArgUniqueId = nil
+	}
+
+	oldOut := sig.GetOutputArg()
+	ret := map[string]string{}
+	var outArgs []*opdefpb.OpDef_ArgDef
+	for j, k := range results {
+		if k >= len(oldOut) {
+			return fmt.Errorf("result %d of %d", k, len(oldOut))
+		}
+		name := fmt.Sprintf("output_%d", j)
+		outArgs = append(outArgs, &opdefpb.OpDef_ArgDef{Name: name, Type: oldOut[k].GetType()})
+		ret[name] = fd.Ret[oldOut[k].GetName()]
+	}
+	sig.OutputArg, fd.Ret = outArgs, ret
+	return nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

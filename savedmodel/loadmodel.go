@@ -368,8 +368,19 @@ func resolveTensors(g *tfbridge.Graph, infos map[string]*metapb.TensorInfo) (map
 				}
 				v.comps = append(v.comps, o)
 			}
-			if want := spec.(*structtensor.RaggedSpec).RaggedRank + 1; len(v.comps) != want {
-				return nil, fmt.Errorf("%q: a RaggedTensor of ragged rank %d with %d components", key, want-1, len(v.comps))
+			want := 0
+			switch x := spec.(type) {
+			case *structtensor.RaggedSpec:
+				want = x.RaggedRank + 1
+			case *structtensor.StructSpec:
+				_, flat, err := structuredSpec(x)
+				if err != nil {
+					return nil, fmt.Errorf("%q: %v", key, err)
+				}
+				want = len(flat)
+			}
+			if len(v.comps) != want {
+				return nil, fmt.Errorf("%q: a %v with %d components, want %d", key, spec, len(v.comps), want)
 			}
 			out[key] = v
 		default:
@@ -398,6 +409,9 @@ func shapeOf(info *metapb.TensorInfo) structtensor.Shape {
 // RaggedTensorSpec, whose state is (shape, dtype, ragged_rank,
 // row_splits_dtype).
 func compositeSpec(ts *metapb.TypeSpecProto) (structtensor.Spec, error) {
+	if ts.GetTypeSpecClass() == metapb.TypeSpecProto_EXTENSION_TYPE_SPEC && ts.GetTypeSpecClassName() == "tf.StructuredTensor.Spec" {
+		return structuredFromProto(ts, 0)
+	}
 	if ts.GetTypeSpecClass() != metapb.TypeSpecProto_RAGGED_TENSOR_SPEC {
 		return nil, fmt.Errorf("%w: a composite tensor of class %v (%s)", tfbridge.ErrUnimplemented, ts.GetTypeSpecClass(), ts.GetTypeSpecClassName())
 	}
@@ -421,6 +435,87 @@ func compositeSpec(ts *metapb.TypeSpecProto) (structtensor.Spec, error) {
 		return nil, fmt.Errorf("%w: row splits of type %v (int64 only)", tfbridge.ErrUnimplemented, state[3].GetTensorDtypeValue())
 	}
 	return &structtensor.RaggedSpec{DType: dt, Shape: shape, RaggedRank: rank}, nil
+}
+
+// structuredFromProto returns the StructSpec of a StructuredTensor.Spec
+// (fields in name order; dimensions after the first unknown).
+func structuredFromProto(ts *metapb.TypeSpecProto, depth int) (*structtensor.StructSpec, error) {
+	if depth > 64 {
+		return nil, fmt.Errorf("StructuredTensor specs nested more than 64 deep")
+	}
+	state := map[string]*metapb.StructuredValue{}
+	for _, kv := range ts.GetTypeState().GetTupleValue().GetValues() {
+		pair := kv.GetTupleValue().GetValues()
+		if len(pair) != 2 {
+			return nil, fmt.Errorf("a StructuredTensor.Spec state entry of %d values", len(pair))
+		}
+		state[pair[0].GetStringValue()] = pair[1]
+	}
+	shape := state["_ragged_shape"].GetTypeSpecValue()
+	if shape.GetTypeSpecClassName() != "tf.DynamicRaggedShape.Spec" {
+		return nil, fmt.Errorf("a StructuredTensor.Spec without a DynamicRaggedShape.Spec")
+	}
+	var partitions, inner int
+	for _, kv := range shape.GetTypeState().GetTupleValue().GetValues() {
+		pair := kv.GetTupleValue().GetValues()
+		if len(pair) != 2 {
+			return nil, fmt.Errorf("a DynamicRaggedShape.Spec state entry of %d values", len(pair))
+		}
+		switch pair[0].GetStringValue() {
+		case "_row_partitions":
+			partitions = len(pair[1].GetTupleValue().GetValues())
+		case "_static_inner_shape":
+			inner = len(pair[1].GetTensorShapeValue().GetDim())
+		}
+	}
+	if inner != 1 {
+		return nil, fmt.Errorf("%w: a StructuredTensor with %d inner dimensions (1 only)", tfbridge.ErrUnimplemented, inner)
+	}
+	spec := &structtensor.StructSpec{Shape: structtensor.Shape{structtensor.Unknown}}
+	for range partitions {
+		spec.Shape = append(spec.Shape, structtensor.Unknown)
+	}
+	fields := state["_fields"].GetDictValue().GetFields()
+	for _, name := range sortedKeys(fields) {
+		f := fields[name]
+		var fs structtensor.Spec
+		switch {
+		case f.GetTensorSpecValue() != nil:
+			t := f.GetTensorSpecValue()
+			dt, err := tfbridge.DType(t.GetDtype()).StructDType()
+			if err != nil {
+				return nil, fmt.Errorf("field %q: %w", name, err)
+			}
+			sh := make(structtensor.Shape, len(t.GetShape().GetDim()))
+			for i, d := range t.GetShape().GetDim() {
+				sh[i] = max(int(d.GetSize()), structtensor.Unknown)
+			}
+			if len(sh) > 0 {
+				sh[0] = structtensor.Unknown
+			}
+			fs = &structtensor.TensorSpec{DType: dt, Shape: sh}
+		case f.GetTypeSpecValue() != nil:
+			var err error
+			if f.GetTypeSpecValue().GetTypeSpecClass() == metapb.TypeSpecProto_EXTENSION_TYPE_SPEC {
+				fs, err = structuredFromProto(f.GetTypeSpecValue(), depth+1)
+			} else {
+				fs, err = compositeSpec(f.GetTypeSpecValue())
+			}
+			if err != nil {
+				return nil, fmt.Errorf("field %q: %w", name, err)
+			}
+			if r, ok := fs.(*structtensor.RaggedSpec); ok {
+				r.Shape[0] = structtensor.Unknown
+			}
+		default:
+			return nil, fmt.Errorf("field %q: unsupported spec", name)
+		}
+		spec.Fields = append(spec.Fields, structtensor.FieldSpec{Name: name, Spec: fs})
+	}
+	if _, err := tfbridge.Components(spec); err != nil {
+		return nil, err
+	}
+	return spec, nil
 }
 
 // Digest returns the model's digest (see LoadOptions.Digest).
@@ -463,6 +558,16 @@ func (m *LoadedModel) Run(ctx context.Context, key string, inputs map[string]str
 		v, ok := inputs[k]
 		if !ok {
 			return nil, fmt.Errorf("%w: signature %q: input %q is missing", tfbridge.ErrInvalidArgument, key, k)
+		}
+		if ss, ok := sv.spec.(*structtensor.StructSpec); ok {
+			x, ok := v.(*structtensor.StructTensor)
+			if !ok {
+				return nil, fmt.Errorf("%w: signature %q: input %q is a %T, the signature takes a StructTensor", tfbridge.ErrInvalidArgument, key, k, v)
+			}
+			if err := feedStructured(feeds, ss, sv.comps, x); err != nil {
+				return nil, fmt.Errorf("%w: signature %q: input %q: %v", tfbridge.ErrInvalidArgument, key, k, err)
+			}
+			continue
 		}
 		var parts []*structtensor.Tensor
 		switch x := v.(type) {
@@ -508,19 +613,31 @@ func (m *LoadedModel) Run(ctx context.Context, key string, inputs map[string]str
 	if err != nil {
 		return nil, fmt.Errorf("signature %q: %w", key, err)
 	}
-	vals := make([]*structtensor.Tensor, len(res))
-	for i, t := range res {
-		vals[i], err = t.Value()
-		t.Close()
-		if err != nil {
-			return nil, err
+	defer func() {
+		for _, t := range res {
+			t.Close()
 		}
-	}
+	}()
 	out := map[string]structtensor.Value{}
+	at := 0
 	for _, k := range outKeys {
 		n := len(s.outputs[k].comps)
-		parts := vals[:n]
-		vals = vals[n:]
+		fetched := res[at : at+n]
+		at += n
+		if ss, ok := s.outputs[k].spec.(*structtensor.StructSpec); ok {
+			st, err := fetchedStructured(ss, s.outputs[k].comps, fetched)
+			if err != nil {
+				return nil, fmt.Errorf("signature %q: output %q: %w", key, k, err)
+			}
+			out[k] = st
+			continue
+		}
+		parts := make([]*structtensor.Tensor, n)
+		for i, t := range fetched {
+			if parts[i], err = t.Value(); err != nil {
+				return nil, fmt.Errorf("signature %q: output %q: %w", key, k, err)
+			}
+		}
 		if _, ragged := s.outputs[k].spec.(*structtensor.RaggedSpec); !ragged {
 			out[k] = parts[0]
 			continue
@@ -536,6 +653,96 @@ func (m *LoadedModel) Run(ctx context.Context, key string, inputs map[string]str
 		out[k] = r
 	}
 	return out, nil
+}
+
+// feedStructured adds to feeds the flat components of x, a StructTensor
+// input of spec ss whose flat components are the placeholders comps
+// (TensorFlow's order, see structuredSpec).
+func feedStructured(feeds map[tfbridge.Output]*tfbridge.Tensor, ss *structtensor.StructSpec, comps []tfbridge.Output, x *structtensor.StructTensor) error {
+	_, flat, err := structuredSpec(ss)
+	if err != nil {
+		return err
+	}
+	ours, first := ourComponents(ss, flat, comps)
+	sym, err := tfbridge.NewSymbolicStruct(ss, ours)
+	if err != nil {
+		return err
+	}
+	fs, err := tfbridge.FeedStruct(sym, x)
+	if err != nil {
+		return err
+	}
+	for o, t := range fs {
+		feeds[o] = t
+	}
+	for j, f := range flat {
+		switch {
+		case f.comp >= 0:
+			feeds[comps[j]] = fs[comps[first[f.comp]]]
+		case f.inner < 0:
+			t, err := int64Vector(int64(x.NumRows()))
+			if err != nil {
+				return err
+			}
+			feeds[comps[j]] = t
+		default:
+			v, err := fs[comps[first[f.inner]]].Value()
+			if err != nil {
+				return err
+			}
+			splits := v.Int64s()
+			t, err := int64Vector(splits[len(splits)-1])
+			if err != nil {
+				return err
+			}
+			feeds[comps[j]] = t
+		}
+	}
+	return nil
+}
+
+func int64Vector(v int64) (*tfbridge.Tensor, error) {
+	x, err := structtensor.NewTensor(structtensor.Shape{1}, []int64{v})
+	if err != nil {
+		return nil, err
+	}
+	return tfbridge.NewTensor(x)
+}
+
+// ourComponents returns, for each component of ss (tfbridge.Components
+// order), the flat component holding it (its first occurrence), and
+// the flat position of each.
+func ourComponents(ss *structtensor.StructSpec, flat []flatComp, comps []tfbridge.Output) ([]tfbridge.Output, map[int]int) {
+	first := map[int]int{}
+	for j, f := range flat {
+		if _, seen := first[f.comp]; f.comp >= 0 && !seen {
+			first[f.comp] = j
+		}
+	}
+	ours := make([]tfbridge.Output, len(first))
+	for c, j := range first {
+		ours[c] = comps[j]
+	}
+	return ours, first
+}
+
+// fetchedStructured rebuilds a StructTensor output of spec ss from its
+// fetched flat components.
+func fetchedStructured(ss *structtensor.StructSpec, comps []tfbridge.Output, fetched []*tfbridge.Tensor) (*structtensor.StructTensor, error) {
+	_, flat, err := structuredSpec(ss)
+	if err != nil {
+		return nil, err
+	}
+	ours, first := ourComponents(ss, flat, comps)
+	sym, err := tfbridge.NewSymbolicStruct(ss, ours)
+	if err != nil {
+		return nil, err
+	}
+	ts := make([]*tfbridge.Tensor, len(ours))
+	for c, j := range first {
+		ts[c] = fetched[j]
+	}
+	return sym.Value(ts)
 }
 
 // Close releases the session and graph.

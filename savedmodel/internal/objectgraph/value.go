@@ -231,3 +231,13 @@ func checkValue(v Value) error {
 	}
 	return nil
 }
+
+type stringValue string
+
+func (s stringValue) proto() *pb.StructuredValue {
+	return &pb.StructuredValue{Kind: &pb.StructuredValue_StringValue{StringValue: string(s)}}
+}
+func (stringValue) flat(dst []TensorSpec) []TensorSpec { return dst }
+
+// String wraps a string as a Value, for TypeSpec states.
+func String(s string) Value { return stringValue(s) }
