@@ -33,6 +33,9 @@ func newDecodeCommand() *cobra.Command {
 		threads, batch  int
 		exampleSpec     string
 		exampleSchema   string
+		schemaEnv       string
+		inferSchema     bool
+		inferSample     int
 		sequenceExample bool
 		schema          *planFlags
 		input           *recordInputFlags
@@ -48,14 +51,19 @@ JSON, JSON lines, an Arrow IPC stream or a Parquet file, or only their spec
 from .proto files (--proto, -I), the record type from --message, the fields
 from --path (default every field). With --example-spec the records are
 tf.Example (or, with --sequence-example, tf.SequenceExample) decoded by a
-feature spec instead. Batches of --batch records are written as they are
+feature spec instead; --schema reads the spec from a tensorflow_metadata
+schema.pbtxt (keeping the features of --schema-environment when given),
+and --infer-schema infers it from the input's first --infer-sample records
+(as TFDV types features and gives them a shape) before decoding them all. Batches of --batch records are written as they are
 decoded, so memory holds one batch whatever the input's size.`,
 		Example: `  structtensor decode --descriptor-set testdata/proto/testdata.pb \
       --message structtensor.testdata.recipe.Recipe testdata/decode/recipes.tfrecord
   structtensor decode testdata/decode/recipes.tfrecord -o recipes.parquet --to parquet \
       --proto recipe.proto -I testdata/proto --message structtensor.testdata.recipe.Recipe \
       --path title --path ingredients.name
-  structtensor decode --example-spec features.json --to jsonl examples.tfrecord.gz`,
+  structtensor decode --example-spec features.json --to jsonl examples.tfrecord.gz
+  structtensor decode --schema schema.pbtxt --schema-environment SERVING -o out.parquet --to parquet examples.tfrecord
+  structtensor decode --infer-schema --infer-sample 10000 --to spec examples.tfrecord`,
 		Args: maxInputs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var name string
@@ -63,16 +71,29 @@ decoded, so memory holds one batch whatever the input's size.`,
 				name = args[0]
 			}
 			stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if exampleSpec != "" && exampleSchema != "" {
-				return errors.New("--example-spec and --schema exclude each other")
+			specs := 0
+			for _, set := range []bool{exampleSpec != "", exampleSchema != "", inferSchema} {
+				if set {
+					specs++
+				}
 			}
-			if exampleSpec != "" || exampleSchema != "" {
-				d := &exampleDecode{specPath: exampleSpec, schemaPath: exampleSchema, sequence: sequenceExample, input: input,
+			if specs > 1 {
+				return errors.New("--example-spec, --schema and --infer-schema exclude each other")
+			}
+			if schemaEnv != "" && exampleSchema == "" {
+				return errors.New("--schema-environment needs --schema")
+			}
+			if cmd.Flags().Changed("infer-sample") && !inferSchema {
+				return errors.New("--infer-sample needs --infer-schema")
+			}
+			if specs == 1 {
+				d := &exampleDecode{specPath: exampleSpec, schemaPath: exampleSchema, environment: schemaEnv,
+					infer: inferSchema, inferSample: inferSample, sequence: sequenceExample, input: input,
 					threads: threads, batch: batch}
 				return d.run(name, stdin, stdout, stderr, out)
 			}
 			if sequenceExample {
-				return errors.New("--sequence-example needs --example-spec")
+				return errors.New("--sequence-example needs --example-spec or --infer-schema")
 			}
 			return runDecode(name, stdin, stdout, stderr, schema, input, out, threads, batch)
 		},
@@ -83,8 +104,11 @@ decoded, so memory holds one batch whatever the input's size.`,
 	countFlag(cmd, &threads, "threads", 0, 0, "decode threads (0: all cores)")
 	countFlag(cmd, &batch, "batch", 8192, 1, "records per decoded batch")
 	cmd.Flags().StringVar(&exampleSpec, "example-spec", "", "decode tf.Example records by the feature spec in `FILE` (JSON: decode.ParseExampleSpec), one field per feature, instead of by descriptor")
-	cmd.Flags().BoolVar(&sequenceExample, "sequence-example", false, "with --example-spec: the records are tf.SequenceExample")
+	cmd.Flags().BoolVar(&sequenceExample, "sequence-example", false, "with --example-spec or --infer-schema: the records are tf.SequenceExample")
 	cmd.Flags().StringVar(&exampleSchema, "schema", "", "decode tf.Example records by the tensorflow_metadata Schema in `FILE` (schema.pbtxt, as TFDV and TFX write it: decode.ExampleSpecFromSchema); SequenceExample when it has a STRUCT feature")
+	cmd.Flags().StringVar(&schemaEnv, "schema-environment", "", "with --schema: keep the features of environment `NAME` (SERVING, TRAINING...), by the schema's default_environment, in_environment and not_in_environment; default every feature")
+	cmd.Flags().BoolVar(&inferSchema, "infer-schema", false, "decode tf.Example records (tf.SequenceExample with --sequence-example) by a feature spec inferred from the first --infer-sample records, as TFDV infers a schema: a feature with the same number of values in every sampled record is fixed_len, any other var_len")
+	countFlag(cmd, &inferSample, "infer-sample", 1000, 1, "with --infer-schema: the number of records the spec is inferred from (read before anything is written)")
 	cmd.MarkFlagFilename("example-spec", "json")
 	return cmd
 }
