@@ -193,6 +193,41 @@ func TestDigestSeesDifferences(t *testing.T) {
 	}
 }
 
+// TestDigestsAllocateNoGarbagePerValue checks that digesting an output
+// makes no garbage per value: the warm-up's digest of a large output
+// would otherwise leave as much garbage as the output is large, which
+// the timed decodes' peak RSS counted (it was most of the "regression"
+// of ours-1t's peak RSS on widesparse).
+func TestDigestsAllocateNoGarbagePerValue(t *testing.T) {
+	const n = 10000
+	vals, bools, splits := make([]int64, n), make([]bool, n), make([]int64, n+1)
+	for i := range n {
+		vals[i], bools[i], splits[i+1] = int64(i), i%3 == 0, int64(i+1)
+	}
+	v, err := structtensor.NewTensor(nil, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := structtensor.NewRaggedFromSplits(v, splits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := structtensor.NewTensor(nil, bools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := structtensor.NewStruct(n, structtensor.Field{Name: "a", Value: r}, structtensor.Field{Name: "b", Value: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(3, func() { digest(st) }); a > 100 {
+		t.Errorf("digest of %d values and %d row splits: %.0f allocations, want at most 100", 2*n, n+1, a)
+	}
+	if a := testing.AllocsPerRun(3, func() { hashValues(v, false); hashValues(b, false) }); a > 100 {
+		t.Errorf("leaf digests of %d values: %.0f allocations, want at most 100", 2*n, a)
+	}
+}
+
 // TestLeafPaths pins the projection the decoders share on the recipe
 // schema, which the README and struct2tensor's paths rely on.
 func TestLeafPaths(t *testing.T) {

@@ -93,11 +93,11 @@ func hashValues(t *structtensor.Tensor, dropZero bool) leafDigest {
 	case []bool:
 		for _, v := range d {
 			if v || !dropZero {
+				b := byte(0)
 				if v {
-					emit([]byte{1})
-				} else {
-					emit([]byte{0})
+					b = 1
 				}
+				emit(append(buf[:0], b))
 			}
 		}
 	case []int32:

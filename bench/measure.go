@@ -167,7 +167,14 @@ func digest(v structtensor.Value) string {
 }
 
 func digestValue(h hash.Hash, v structtensor.Value) {
-	put := func(x uint64) { h.Write(binary.LittleEndian.AppendUint64(nil, x)) }
+	// One buffer for every value: a fresh one per value would leave the
+	// warm-up as much garbage as the output is large, resident when the
+	// timed decodes start (it counted in their peak RSS).
+	buf := make([]byte, 8)
+	put := func(x uint64) {
+		binary.LittleEndian.PutUint64(buf, x)
+		h.Write(buf)
+	}
 	putParts := func(ps []*structtensor.RowPartition) {
 		put(uint64(len(ps)))
 		for _, p := range ps {
