@@ -7,6 +7,9 @@ import "C"
 import (
 	"fmt"
 	"unsafe"
+
+	fnpb "github.com/wamuir/graft/tensorflow/core/framework/function_go_proto"
+	"google.golang.org/protobuf/proto"
 )
 
 // ToFunctionDef returns the graph as a serialized tensorflow.FunctionDef
@@ -106,4 +109,97 @@ func cOutputs(outs []Output) *C.TF_Output {
 		s[i] = o.c()
 	}
 	return p
+}
+
+// AddFunction adds the serialized tensorflow.FunctionDef def to the
+// graph's function library, so that operations can call it by name
+// (StatelessIf's branches, a PartitionedCall's f). The graph keeps its
+// own copy. Adding a function that is already there, identical, does
+// nothing; a different function of the same name is an ErrAlreadyExists
+// error (TensorFlow itself would keep the old one silently).
+func (g *Graph) AddFunction(def []byte) error {
+	fd := &fnpb.FunctionDef{}
+	if err := proto.Unmarshal(def, fd); err != nil {
+		return fmt.Errorf("%w: FunctionDef does not parse: %v", ErrInvalidArgument, err)
+	}
+	name := fd.GetSignature().GetName()
+	have, err := g.FunctionDefs()
+	if err != nil {
+		return err
+	}
+	if old, ok := have[name]; ok {
+		prev := &fnpb.FunctionDef{}
+		if err := proto.Unmarshal(old, prev); err != nil {
+			return fmt.Errorf("%w: function %s of the graph does not parse: %v", ErrDataLoss, name, err)
+		}
+		if proto.Equal(prev, fd) {
+			return nil
+		}
+		return fmt.Errorf("%w: the graph already has a different function %s", ErrAlreadyExists, name)
+	}
+	if err := g.lock(); err != nil {
+		return err
+	}
+	defer g.unlock()
+	st := newStatus()
+	defer st.free()
+	// TF_FunctionImportFunctionDef reads def for the call only.
+	var p unsafe.Pointer
+	if len(def) > 0 {
+		p = C.CBytes(def)
+		defer C.free(p)
+	}
+	fn := C.TF_FunctionImportFunctionDef(p, C.size_t(len(def)), st.c)
+	if err := st.err(); err != nil {
+		return fmt.Errorf("function %s: %w", name, err)
+	}
+	defer C.TF_DeleteFunction(fn)
+	C.TF_GraphCopyFunction(g.c, fn, nil, st.c)
+	if err := st.err(); err != nil {
+		return fmt.Errorf("function %s: %w", name, err)
+	}
+	return nil
+}
+
+// FunctionDefs returns the graph's function library: every function as
+// a serialized tensorflow.FunctionDef, by name. The bytes are the
+// caller's.
+func (g *Graph) FunctionDefs() (map[string][]byte, error) {
+	if err := g.lock(); err != nil {
+		return nil, err
+	}
+	defer g.unlock()
+	n := int(C.TF_GraphNumFunctions(g.c))
+	out := make(map[string][]byte, n)
+	if n == 0 {
+		return out, nil
+	}
+	st := newStatus()
+	defer st.free()
+	// TF_GraphGetFunctions fills a C array; each function it returns is
+	// a copy ours to delete.
+	arr := (**C.TF_Function)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof((*C.TF_Function)(nil)))))
+	defer C.free(unsafe.Pointer(arr))
+	got := int(C.TF_GraphGetFunctions(g.c, arr, C.int(n), st.c))
+	if err := st.err(); err != nil {
+		return nil, fmt.Errorf("graph functions: %w", err)
+	}
+	fns := unsafe.Slice(arr, got)
+	defer func() {
+		for _, fn := range fns {
+			C.TF_DeleteFunction(fn)
+		}
+	}()
+	for _, fn := range fns {
+		// A TF_Buffer takes one message: a new one per function.
+		buf := C.TF_NewBuffer()
+		C.TF_FunctionToFunctionDef(fn, buf, st.c)
+		if err := st.err(); err != nil {
+			C.TF_DeleteBuffer(buf)
+			return nil, fmt.Errorf("graph functions: %w", err)
+		}
+		out[C.GoString(C.TF_FunctionName(fn))] = C.GoBytes(buf.data, C.int(buf.length))
+		C.TF_DeleteBuffer(buf)
+	}
+	return out, nil
 }
