@@ -31,6 +31,13 @@
 // of a few bytes may hold millions of rows, which Read returns; Read holds
 // the whole file's value, so its memory is proportional to that value.)
 //
+// File reads a file row group by row group: Open (an io.ReaderAt and the
+// file's size) reads and checks only the footer, with the same checks,
+// and File.RowGroups yields one StructTensor per row group, so memory
+// holds one row group whatever the file's size. The row groups, joined,
+// are Read's value; errors name the file (ReadOptions.Name), the row
+// group, its rows and the column.
+//
 // Write refuses, before writing a byte, a schema that Parquet readers do
 // not read back (ErrTooDeep): more than MaxNesting levels of lists and
 // structs under a field, or Parquet schema paths longer than

@@ -168,6 +168,9 @@ type ReadOptions struct {
 	Columns []string
 	// FromArrow configures the conversion of Arrow nulls.
 	FromArrow starrow.FromArrowOptions
+	// Name names the file in errors; ReadFile and OpenFile default it to
+	// the path.
+	Name string
 }
 
 // ReadFile reads the Parquet file at path. See Read.
@@ -177,117 +180,36 @@ func ReadFile(path string, opts ReadOptions) (*st.StructTensor, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if opts.Name == "" {
+		opts.Name = path
+	}
 	return Read(f, opts)
 }
 
 // Read reads a Parquet file as one rank-1 StructTensor: all its row groups
 // in order, the projected columns only. Errors name the row group, its
-// rows and the column.
-func Read(r pq.ReaderAtSeeker, opts ReadOptions) (s *st.StructTensor, err error) {
-	// The Parquet decoder is third-party code working on untrusted bytes;
-	// a panic there is reported as corrupt input, never passed on.
-	defer func() {
-		if p := recover(); p != nil {
-			s, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, p)
-		}
-	}()
-	pf, err := file.NewParquetReader(r)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
-	}
-	defer pf.Close()
-	if err := checkStoredSchema(pf); err != nil {
-		return nil, err
-	}
+// rows and the column. File reads the same file a row group at a time.
+func Read(r pq.ReaderAtSeeker, opts ReadOptions) (*st.StructTensor, error) {
 	size, err := r.Seek(0, io.SeekEnd)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkChunks(pf, size); err != nil {
-		return nil, err
-	}
-	mem := memory.NewGoAllocator()
-	// Batches of readBatchRows: arrow-go reserves the rows it is asked for
-	// before decoding a page, so asking for a row group's claimed count
-	// would allocate whatever the footer says. In batches, memory follows
-	// the values the pages actually hold.
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: readBatchRows}, mem)
-	if err != nil {
-		return nil, fmt.Errorf("%w: schema: %w", ErrCorrupt, err)
-	}
-	leaves, err := projectLeaves(fr.Manifest, opts.Columns)
+	f, err := Open(r, size, opts)
 	if err != nil {
 		return nil, err
 	}
-	if leaves == nil {
-		leaves = make([]int, pf.MetaData().Schema.NumColumns())
-		for i := range leaves {
-			leaves[i] = i
-		}
+	groups := make([]int, f.NumRowGroups())
+	for i := range groups {
+		groups[i] = i
 	}
-	ctx := context.Background()
-	var schema *arrow.Schema
-	var chunks [][]arrow.Array
-	var rows int64
-	for rg := 0; rg < pf.NumRowGroups(); rg++ {
-		n := pf.MetaData().RowGroup(rg).NumRows()
-		got, err := readRowGroup(ctx, fr, leaves, rg, func(rec arrow.RecordBatch) {
-			if schema == nil {
-				schema = rec.Schema()
-				chunks = make([][]arrow.Array, rec.NumCols())
-			}
-			for i := range chunks {
-				chunks[i] = append(chunks[i], retyped(rec.Column(i)))
-			}
-		})
-		if err == nil && got != n {
-			err = fmt.Errorf(": the footer claims %d rows, the pages hold %d", n, got)
-		} else if err != nil {
-			err = fmt.Errorf("%s: %w", failingColumn(ctx, fr, leaves, rg), err)
-		}
-		if err != nil {
-			for _, cs := range chunks {
-				for _, c := range cs {
-					c.Release()
-				}
-			}
-			return nil, fmt.Errorf("%w: row group %d (rows %d to %d)%s", ErrCorrupt, rg, rows, rows+n, err)
-		}
-		rows += n
-	}
-	if schema == nil {
-		// No row groups, or none with a batch: an empty table of the file's (projected) schema.
-		if schema, err = projectedSchema(fr, leaves); err != nil {
-			return nil, err
-		}
-		chunks = make([][]arrow.Array, schema.NumFields())
-	}
-	fields := make([]arrow.Field, len(chunks))
-	for i := range fields {
-		fields[i] = schema.Field(i)
-		if len(chunks[i]) > 0 {
-			fields[i].Type = chunks[i][0].DataType()
-		}
-	}
-	schema = arrow.NewSchema(fields, nil)
-	cols := make([]arrow.Column, len(chunks))
-	for i := range cols {
-		ch := arrow.NewChunked(schema.Field(i).Type, chunks[i])
-		cols[i] = *arrow.NewColumn(schema.Field(i), ch)
-		for _, c := range chunks[i] {
-			c.Release()
-		}
-	}
-	tbl := array.NewTable(schema, cols, rows)
-	defer tbl.Release()
-	return opts.FromArrow.Table(tbl)
+	return f.read(context.Background(), groups)
 }
 
 // checkStoredSchema validates the Arrow schema a file stores under
 // ARROW:schema (an IPC schema message) before pqarrow deserializes it:
 // arrow-go allocates what the message claims, so a corrupt one could
 // exhaust memory.
-func checkStoredSchema(pf *file.Reader) error {
+func checkStoredSchema(pf *file.Reader, name string) error {
 	kv := pf.MetaData().KeyValueMetadata()
 	if kv == nil {
 		return nil
@@ -303,11 +225,11 @@ func checkStoredSchema(pf *file.Reader) error {
 	}
 	if len(raw) == 0 || err != nil {
 		if raw, err = base64.RawStdEncoding.DecodeString(*v); err != nil {
-			return fmt.Errorf("%w: ARROW:schema metadata is not base64: %v", ErrCorrupt, err)
+			return fmt.Errorf("%w: %sARROW:schema metadata is not base64: %v", ErrCorrupt, prefix(name), err)
 		}
 	}
 	if err := starrow.ValidateIPC(raw, 0); err != nil {
-		return fmt.Errorf("%w: ARROW:schema metadata: %w", ErrCorrupt, err)
+		return fmt.Errorf("%w: %sARROW:schema metadata: %w", ErrCorrupt, prefix(name), err)
 	}
 	return nil
 }
@@ -316,29 +238,29 @@ func checkStoredSchema(pf *file.Reader) error {
 // against the file: pqarrow decodes columns on goroutines of its own, where
 // a panic on a negative length cannot be recovered, so every range it will
 // read must be known to lie inside the file first.
-func checkChunks(pf *file.Reader, size int64) error {
+func checkChunks(pf *file.Reader, size int64, name string) error {
 	md := pf.MetaData()
 	var start int64
 	for rg := 0; rg < md.NumRowGroups(); rg++ {
 		g := md.RowGroup(rg)
 		if g.NumRows() < 0 {
-			return fmt.Errorf("%w: row group %d has %d rows", ErrCorrupt, rg, g.NumRows())
+			return fmt.Errorf("%w: %srow group %d has %d rows", ErrCorrupt, prefix(name), rg, g.NumRows())
 		}
 		if g.NumColumns() != md.Schema.NumColumns() {
-			return fmt.Errorf("%w: row group %d has %d column chunks for %d columns", ErrCorrupt, rg, g.NumColumns(), md.Schema.NumColumns())
+			return fmt.Errorf("%w: %srow group %d has %d column chunks for %d columns", ErrCorrupt, prefix(name), rg, g.NumColumns(), md.Schema.NumColumns())
 		}
 		for c := 0; c < g.NumColumns(); c++ {
 			cc, err := g.ColumnChunk(c)
 			if err != nil {
-				return fmt.Errorf("%w: row group %d (rows %d to %d) column %d: %w", ErrCorrupt, rg, start, start+g.NumRows(), c, err)
+				return fmt.Errorf("%w: %srow group %d (rows %d to %d) column %d: %w", ErrCorrupt, prefix(name), rg, start, start+g.NumRows(), c, err)
 			}
 			from, n := cc.DataPageOffset(), cc.TotalCompressedSize()
 			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < from {
 				from = cc.DictionaryPageOffset()
 			}
 			if data := cc.DataPageOffset(); from < 0 || n < 0 || from > size || n > size-from || cc.NumValues() < 0 || data < from || data >= from+max(n, 1) {
-				return fmt.Errorf("%w: row group %d (rows %d to %d) column %q: chunk [%d, +%d) (data pages at %d) of %d values outside a file of %d bytes",
-					ErrCorrupt, rg, start, start+g.NumRows(), md.Schema.Column(c).Path(), from, n, cc.DataPageOffset(), cc.NumValues(), size)
+				return fmt.Errorf("%w: %srow group %d (rows %d to %d) column %q: chunk [%d, +%d) (data pages at %d) of %d values outside a file of %d bytes",
+					ErrCorrupt, prefix(name), rg, start, start+g.NumRows(), md.Schema.Column(c).Path(), from, n, cc.DataPageOffset(), cc.NumValues(), size)
 			}
 		}
 		start += g.NumRows()
@@ -380,17 +302,37 @@ func failingColumn(ctx context.Context, fr *pqarrow.FileReader, leaves []int, rg
 	return ""
 }
 
-func projectedSchema(fr *pqarrow.FileReader, leaves []int) (*arrow.Schema, error) {
-	_, schema, err := fr.GetFieldReaders(context.Background(), leaves, nil)
+// emptyColumns returns the projected columns of the row groups groups
+// (all if nil) as empty arrays, for a read that found no rows: pqarrow's
+// schema keeps a list's stored element type, so the types come from
+// arrays its readers build (retyped), as for rows read.
+func emptyColumns(ctx context.Context, fr *pqarrow.FileReader, leaves, groups []int, name string) (*arrow.Schema, []arrow.Array, error) {
+	readers, schema, err := fr.GetFieldReaders(ctx, leaves, groups)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		return nil, nil, fmt.Errorf("%w: %s%w", ErrCorrupt, prefix(name), err)
 	}
-	return schema, nil
+	cols := make([]arrow.Array, len(readers))
+	fields := make([]arrow.Field, len(readers))
+	for i, r := range readers {
+		ch, err := r.NextBatch(0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %scolumn %q: %w", ErrCorrupt, prefix(name), schema.Field(i).Name, err)
+		}
+		fields[i] = schema.Field(i)
+		if len(ch.Chunks()) > 0 {
+			cols[i] = retyped(ch.Chunks()[0])
+			fields[i].Type = cols[i].DataType()
+		} else {
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, fields[i].Type, 0)
+		}
+		ch.Release()
+	}
+	return arrow.NewSchema(fields, nil), cols, nil
 }
 
 // projectLeaves maps dotted paths to the Parquet leaf column indices under
 // them, in file order; nil paths select every leaf (nil).
-func projectLeaves(m *pqarrow.SchemaManifest, paths []string) ([]int, error) {
+func projectLeaves(m *pqarrow.SchemaManifest, paths []string, name string) ([]int, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
@@ -412,7 +354,7 @@ func projectLeaves(m *pqarrow.SchemaManifest, paths []string) ([]int, error) {
 				for k := range fields {
 					avail[k] = fields[k].Field.Name
 				}
-				return nil, fmt.Errorf("%w: %q (at %q: fields %s)", ErrNoColumn, p, strings.Join(names[:i+1], "."), strings.Join(avail, ", "))
+				return nil, fmt.Errorf("%w: %s%q (at %q: fields %s)", ErrNoColumn, prefix(name), p, strings.Join(names[:i+1], "."), strings.Join(avail, ", "))
 			}
 			if i == len(names)-1 {
 				break
@@ -423,7 +365,7 @@ func projectLeaves(m *pqarrow.SchemaManifest, paths []string) ([]int, error) {
 				inner = &inner.Children[0]
 			}
 			if inner.Field.Type.ID() != arrow.STRUCT {
-				return nil, fmt.Errorf("%w: %q: %q is a %v, not a struct", ErrNoColumn, p, strings.Join(names[:i+1], "."), node.Field.Type)
+				return nil, fmt.Errorf("%w: %s%q: %q is a %v, not a struct", ErrNoColumn, prefix(name), p, strings.Join(names[:i+1], "."), node.Field.Type)
 			}
 			fields = inner.Children
 		}
