@@ -55,8 +55,9 @@
 //
 // An ExampleSpec maps output fields to features, after tf.io's feature
 // classes: FixedLen (a dense [B, shape...] Tensor, Default when absent),
-// VarLen (a ragged [B, None]), Ragged (the values of a key under row
-// splits, row lengths or uniform partitions read from other keys:
+// VarLen (a ragged [B, None]), Ragged (the values of a key under
+// partitions read from other keys, as row splits, row lengths, value row
+// ids, row starts or row limits, or of a uniform row length:
 // [B, p1, ..., None]) and FixedLenSequence (a ragged [B, None, shape...],
 // which TensorFlow pads to a dense tensor). CompileExample compiles it
 // for tf.Example records, CompileSequenceExample for SequenceExample
@@ -85,8 +86,12 @@
 // records it may name another one than the first. When a record has
 // several bad features the one reported is TensorFlow's choice: the last
 // in the record, then the first missing one in name order. Ragged
-// partitions must fit each record (TensorFlow checks them on the whole
-// batch, where one record's surplus can hide another's shortfall).
+// partitions must fit each record, and the first record they do not fit
+// is named (TensorFlow checks them on the whole batch, where one record's
+// surplus can hide another's shortfall, and so fails on a subset of the
+// batches that fail here; each record that fails here fails alone there).
+// Row splits must start at 0 (TensorFlow's batched parser drops the
+// first split unread).
 //
 // Where TensorFlow's fast parser departs from protobuf on records no
 // serializer writes, this decoder follows protobuf: several packed runs

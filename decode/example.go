@@ -3,6 +3,7 @@ package decode
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"unicode/utf8"
@@ -171,7 +172,7 @@ func (p *ExamplePlan) compileFeature(name string, f Feature, section int, addSlo
 		}
 		for _, part := range f.Partitions {
 			switch part.Kind {
-			case RowSplits, RowLengths:
+			case RowSplits, RowLengths, ValueRowIds, RowStarts, RowLimits:
 				if part.Key == "" {
 					return fmt.Errorf("%w: a %v partition needs a key", ErrFeatureSpec, part.Kind)
 				}
@@ -292,7 +293,11 @@ func (p *ExamplePlan) DecodeContext(ctx context.Context, records [][]byte, opts 
 	if err != nil {
 		return nil, p.wrap(ctx, err)
 	}
-	return p.build(out, len(records))
+	var size int64
+	for _, r := range records {
+		size += int64(len(r))
+	}
+	return p.build(out, len(records), size)
 }
 
 // DecodeContiguous decodes the records data[offsets[i]:offsets[i+1]].
@@ -313,7 +318,7 @@ func (p *ExamplePlan) DecodeContiguousContext(ctx context.Context, data []byte, 
 	if err != nil {
 		return nil, p.wrap(ctx, err)
 	}
-	return p.build(out, len(offsets)-1)
+	return p.build(out, len(offsets)-1, offsets[len(offsets)-1]-offsets[0])
 }
 
 // wrap turns an engine error into this package's errors.
@@ -332,14 +337,27 @@ func (p *ExamplePlan) values(o *native.SlotOutput, dtype structtensor.DType, sha
 	return structtensor.NewTensor(shape, o.Values)
 }
 
-func (p *ExamplePlan) build(outs []native.SlotOutput, nrows int) (*structtensor.StructTensor, error) {
+// build makes the StructTensor of a decode of nrows records, inputBytes
+// long in all, from the engine's slot outputs.
+func (p *ExamplePlan) build(outs []native.SlotOutput, nrows int, inputBytes int64) (*structtensor.StructTensor, error) {
 	fields := make([]structtensor.Field, 0, len(p.outputs))
+	var first *RecordError // the error of the first record that fails
 	for _, o := range p.outputs {
-		v, err := p.buildOutput(outs, o, nrows)
+		v, err := p.buildOutput(outs, o, nrows, inputBytes)
+		var re *RecordError
+		if errors.As(err, &re) {
+			if first == nil || re.Record < first.Record {
+				first = re
+			}
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
 		fields = append(fields, structtensor.Field{Name: o.name, Value: v})
+	}
+	if first != nil {
+		return nil, first
 	}
 	st, err := structtensor.NewStruct(nrows, fields...)
 	if err != nil {
@@ -348,7 +366,7 @@ func (p *ExamplePlan) build(outs []native.SlotOutput, nrows int) (*structtensor.
 	return st, nil
 }
 
-func (p *ExamplePlan) buildOutput(outs []native.SlotOutput, o exampleOutput, nrows int) (structtensor.Value, error) {
+func (p *ExamplePlan) buildOutput(outs []native.SlotOutput, o exampleOutput, nrows int, inputBytes int64) (structtensor.Value, error) {
 	f := o.feature
 	so := &outs[o.slot]
 	internal := func(err error) error { return fmt.Errorf("decode: internal: feature %q: %w", o.name, err) }
@@ -402,97 +420,153 @@ func (p *ExamplePlan) buildOutput(outs []native.SlotOutput, o exampleOutput, nro
 		}
 		return r, nil
 	}
-	return p.buildRagged(outs, o, t, nrows)
+	return p.buildRagged(outs, o, t, nrows, inputBytes)
 }
 
 // buildRagged applies a Ragged feature's partitions record by record,
 // innermost first (as tf.io.RaggedFeature does on each example), and
 // joins the records: the batch's partition at each level is the
-// concatenation of the records' row lengths there.
-func (p *ExamplePlan) buildRagged(outs []native.SlotOutput, o exampleOutput, values *structtensor.Tensor, nrows int) (structtensor.Value, error) {
+// concatenation of the records' row lengths there. The first record
+// that its partitions do not fit is the error.
+func (p *ExamplePlan) buildRagged(outs []native.SlotOutput, o exampleOutput, values *structtensor.Tensor, nrows int, inputBytes int64) (structtensor.Value, error) {
 	f := o.feature
+	rowBudget := inputBytes
 	vs := outs[o.slot].Splits0
-	// items[r] is the number of items record r has at the level being
-	// partitioned (values first, then rows of the level below).
-	items := make([]int64, nrows)
-	for r := range items {
-		items[r] = vs[r+1] - vs[r]
+	lengths := make([][]int64, len(f.Partitions)+1) // each level's row lengths
+	lengths[0] = make([]int64, nrows)
+	uniformRows := make([]int64, len(f.Partitions)+1)
+	for r := range nrows {
+		// items is the number of items record r has at the level being
+		// partitioned (values first, then rows of the level below).
+		items := vs[r+1] - vs[r]
+		for j := len(f.Partitions) - 1; j >= 0; j-- {
+			part := f.Partitions[j]
+			bad := func(format string, args ...any) error {
+				return &RecordError{Record: int64(r), Offset: -1, Err: ErrFeatureShape,
+					Detail: fmt.Sprintf("feature %q, partition %d (%v %q): ", o.name, j, part.Kind, part.Key) + fmt.Sprintf(format, args...)}
+			}
+			if part.Kind == UniformRowLength {
+				if items%int64(part.Length) != 0 {
+					return nil, bad("%d items are not a multiple of %d", items, part.Length)
+				}
+				items /= int64(part.Length)
+				uniformRows[j+1] += items
+				continue
+			}
+			ps := &outs[o.parts[j]]
+			pv := ps.Values.([]int64)
+			rows, err := recordRowLengths(part.Kind, pv[ps.Splits0[r]:ps.Splits0[r+1]], items, &lengths[j+1], &rowBudget)
+			if err != nil {
+				return nil, bad("%s", err)
+			}
+			items = rows
+		}
+		lengths[0][r] = items
 	}
 	levels := make([]*structtensor.RowPartition, len(f.Partitions)+1)
-	for j := len(f.Partitions) - 1; j >= 0; j-- {
-		part := f.Partitions[j]
-		bad := func(r int, format string, args ...any) error {
-			return &RecordError{Record: int64(r), Offset: -1, Err: ErrFeatureShape,
-				Detail: fmt.Sprintf("feature %q, partition %d (%v %q): ", o.name, j, part.Kind, part.Key) + fmt.Sprintf(format, args...)}
+	for j := range levels {
+		var pt *structtensor.RowPartition
+		var err error
+		if j > 0 && f.Partitions[j-1].Kind == UniformRowLength {
+			pt, err = structtensor.NewUniformPartition(int(uniformRows[j]), f.Partitions[j-1].Length)
+		} else {
+			pt, err = structtensor.NewRowLengths(lengths[j])
 		}
-		if part.Kind == UniformRowLength {
-			var rows int64
-			for r, n := range items {
-				if n%int64(part.Length) != 0 {
-					return nil, bad(r, "%d items are not a multiple of %d", n, part.Length)
-				}
-				items[r] = n / int64(part.Length)
-				rows += items[r]
-			}
-			pt, err := structtensor.NewUniformPartition(int(rows), part.Length)
-			if err != nil {
-				return nil, fmt.Errorf("decode: internal: feature %q: %w", o.name, err)
-			}
-			levels[j+1] = pt
-			continue
-		}
-		ps := &outs[o.parts[j]]
-		pv := ps.Values.([]int64)
-		var lengths []int64
-		for r := range items {
-			l := pv[ps.Splits0[r]:ps.Splits0[r+1]]
-			below := items[r]
-			var sum int64
-			if part.Kind == RowLengths {
-				for _, x := range l {
-					if x < 0 {
-						return nil, bad(r, "negative row length %d", x)
-					}
-					sum += x
-				}
-				lengths = append(lengths, l...)
-				items[r] = int64(len(l))
-			} else {
-				if len(l) == 0 {
-					l = []int64{0} // an absent or empty list: no rows
-				}
-				if l[0] != 0 {
-					return nil, bad(r, "row splits %v do not start at 0", l)
-				}
-				for i := 1; i < len(l); i++ {
-					if l[i] < l[i-1] {
-						return nil, bad(r, "row splits %v decrease", l)
-					}
-					lengths = append(lengths, l[i]-l[i-1])
-				}
-				sum = l[len(l)-1]
-				items[r] = int64(len(l) - 1)
-			}
-			if sum != below {
-				return nil, bad(r, "partitions %d items, the record has %d", sum, below)
-			}
-		}
-		pt, err := structtensor.NewRowLengths(lengths)
 		if err != nil {
 			return nil, fmt.Errorf("decode: internal: feature %q: %w", o.name, err)
 		}
-		levels[j+1] = pt
+		levels[j] = pt
 	}
-	outer := make([]int64, nrows)
-	copy(outer, items)
-	pt, err := structtensor.NewRowLengths(outer)
-	if err != nil {
-		return nil, fmt.Errorf("decode: internal: feature %q: %w", o.name, err)
-	}
-	levels[0] = pt
 	r, err := structtensor.NewRagged(values, levels...)
 	if err != nil {
 		return nil, fmt.Errorf("decode: internal: feature %q: %w", o.name, err)
 	}
 	return r, nil
+}
+
+// recordRowLengths appends to lengths the row lengths one record's
+// partition list l (of kind k) gives the record's items, and returns the
+// number of rows. A list that does not partition exactly the items is an
+// error, as tf.io.parse_example finds it on a batch of that record alone
+// (on a larger batch TensorFlow checks only the batch's totals).
+//
+// Value row ids may skip rows (empty ones), which cost memory no input
+// byte stands for: budget bounds the rows a batch's skips may add (by the
+// batch's bytes), and is decreased by them.
+func recordRowLengths(k PartitionKind, l []int64, items int64, lengths *[]int64, budget *int64) (rows int64, err error) {
+	var sum int64
+	switch k {
+	case RowLengths:
+		for _, x := range l {
+			if x < 0 {
+				return 0, fmt.Errorf("negative row length %d", x)
+			}
+			sum += x
+		}
+		*lengths = append(*lengths, l...)
+		rows = int64(len(l))
+	case RowSplits, RowLimits:
+		if k == RowSplits {
+			if len(l) == 0 {
+				l = []int64{0} // an absent or empty list: no rows
+			}
+			if l[0] != 0 {
+				return 0, fmt.Errorf("row splits %v do not start at 0", l)
+			}
+			l = l[1:]
+		}
+		var prev int64
+		for _, x := range l {
+			if x < prev {
+				return 0, fmt.Errorf("%v %v decrease", k, l)
+			}
+			*lengths = append(*lengths, x-prev)
+			prev = x
+		}
+		sum, rows = prev, int64(len(l))
+	case RowStarts:
+		if len(l) == 0 {
+			break // no rows
+		}
+		if l[0] != 0 {
+			return 0, fmt.Errorf("row starts %v do not start at 0", l)
+		}
+		for i := 1; i < len(l); i++ {
+			if l[i] < l[i-1] {
+				return 0, fmt.Errorf("row starts %v decrease", l)
+			}
+			*lengths = append(*lengths, l[i]-l[i-1])
+		}
+		last := l[len(l)-1]
+		if last > items {
+			return 0, fmt.Errorf("row start %d is past the record's %d items", last, items)
+		}
+		*lengths = append(*lengths, items-last)
+		sum, rows = items, int64(len(l))
+	case ValueRowIds:
+		if len(l) > 0 && l[0] < 0 {
+			return 0, fmt.Errorf("negative value row id %d", l[0])
+		}
+		var row int64 // the row the next id's items go to
+		start := len(*lengths)
+		for i, x := range l {
+			if i > 0 && x < l[i-1] {
+				return 0, fmt.Errorf("value row ids %v decrease", l)
+			}
+			if x >= row {
+				if x-row+1 > *budget {
+					return 0, fmt.Errorf("value row id %d makes more rows than the batch has bytes", x)
+				}
+				*budget -= x - row + 1
+				*lengths = append(*lengths, make([]int64, x-row+1)...)
+				row = x + 1
+			}
+			(*lengths)[start+int(x)]++
+		}
+		sum, rows = int64(len(l)), row
+	}
+	if sum != items {
+		return 0, fmt.Errorf("partitions %d items, the record has %d", sum, items)
+	}
+	return rows, nil
 }

@@ -3,6 +3,8 @@ package decode
 import (
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	tfexample "github.com/wamuir/graft/tensorflow/core/example/example_protos_go_proto"
@@ -222,6 +224,8 @@ func FuzzExample(f *testing.F) {
 		"f1": {Kind: VarLen, DType: structtensor.Float32},
 		"f2": {Kind: Ragged, DType: structtensor.String, Partitions: []Partition{{Kind: RowLengths, Key: "p0_f2"}}},
 		"f3": {Kind: FixedLenSequence, DType: structtensor.Int64, Shape: []int{2}},
+		"f4": {Kind: Ragged, DType: structtensor.Float32, Partitions: []Partition{{Kind: ValueRowIds, Key: "p0_f4"}, {Kind: RowStarts, Key: "p1_f4"}}},
+		"f5": {Kind: Ragged, DType: structtensor.Int64, Partitions: []Partition{{Kind: RowLimits, Key: "p0_f5"}, {Kind: RowSplits, Key: "p1_f5"}}},
 	}}
 	plan, err := CompileExample(spec)
 	if err != nil {
@@ -241,4 +245,68 @@ func FuzzExample(f *testing.F) {
 			t.Fatalf("%d rows", a.NumRows())
 		}
 	})
+}
+
+// Each partition kind cuts a record's items into the same rows, and
+// rejects a list that does not fit them (tf.io.RaggedFeature's rules on
+// one example; TestExampleAgainstTensorFlow compares them with
+// TensorFlow's).
+func TestExamplePartitionKinds(t *testing.T) {
+	for _, tt := range []struct {
+		kind  PartitionKind
+		list  []int64
+		items int64
+		want  []int64 // row lengths; nil with wantErr
+		err   string
+	}{
+		{RowLengths, []int64{2, 0, 1}, 3, []int64{2, 0, 1}, ""},
+		{RowSplits, []int64{0, 2, 2, 3}, 3, []int64{2, 0, 1}, ""},
+		{RowLimits, []int64{2, 2, 3}, 3, []int64{2, 0, 1}, ""},
+		{RowStarts, []int64{0, 2, 2}, 3, []int64{2, 0, 1}, ""},
+		{ValueRowIds, []int64{0, 0, 2}, 3, []int64{2, 0, 1}, ""},
+		{RowStarts, []int64{0, 3}, 3, []int64{3, 0}, ""}, // a trailing empty row
+		{ValueRowIds, []int64{1}, 1, []int64{0, 1}, ""},  // a leading one
+		{RowLengths, nil, 0, []int64{}, ""},
+		{RowSplits, nil, 0, []int64{}, ""},
+		{RowLimits, nil, 0, []int64{}, ""},
+		{RowStarts, nil, 0, []int64{}, ""},
+		{ValueRowIds, nil, 0, []int64{}, ""},
+		{RowLengths, []int64{2, -1, 2}, 3, nil, "negative row length"},
+		{RowSplits, []int64{1, 3}, 2, nil, "do not start at 0"},
+		{RowLimits, []int64{2, 1, 3}, 3, nil, "decrease"},
+		{RowLimits, []int64{-1, 3}, 3, nil, "decrease"},
+		{RowLimits, []int64{2}, 3, nil, "partitions 2 items, the record has 3"},
+		{RowStarts, []int64{1, 2}, 3, nil, "do not start at 0"},
+		{RowStarts, []int64{0, 4}, 3, nil, "past the record's 3 items"},
+		{RowStarts, nil, 2, nil, "partitions 0 items, the record has 2"},
+		{ValueRowIds, []int64{0, 1, 0}, 3, nil, "decrease"},
+		{ValueRowIds, []int64{-1, 0}, 2, nil, "negative value row id"},
+		{ValueRowIds, []int64{0, 0}, 3, nil, "partitions 2 items, the record has 3"},
+		{ValueRowIds, []int64{0, 1 << 40}, 2, nil, "more rows than the batch has bytes"},
+	} {
+		lengths := []int64{}
+		budget := int64(1000)
+		rows, err := recordRowLengths(tt.kind, tt.list, tt.items, &lengths, &budget)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%v %v over %d items: got %v, want an error with %q", tt.kind, tt.list, tt.items, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(lengths, tt.want) || rows != int64(len(tt.want)) {
+			t.Errorf("%v %v over %d items: got %v (%d rows), %v; want %v", tt.kind, tt.list, tt.items, lengths, rows, err, tt.want)
+		}
+	}
+	spec, err := ParseExampleSpec([]byte(`{"features": {"x": {"kind": "ragged", "dtype": "int64", "partitions": [
+		{"kind": "value_rowids", "key": "ids"}, {"kind": "row_starts", "key": "starts"}, {"kind": "row_limits", "key": "limits"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Partition{{Kind: ValueRowIds, Key: "ids"}, {Kind: RowStarts, Key: "starts"}, {Kind: RowLimits, Key: "limits"}}
+	if got := spec.Features["x"].Partitions; !reflect.DeepEqual(got, want) {
+		t.Errorf("partitions %+v, want %+v", got, want)
+	}
+	if _, err := ParseExampleSpec([]byte(`{"features": {"x": {"kind": "ragged", "dtype": "int64", "partitions": [{"kind": "row_ids"}]}}}`)); !errors.Is(err, ErrFeatureSpec) {
+		t.Errorf("unknown partition kind: %v", err)
+	}
 }

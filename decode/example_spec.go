@@ -76,10 +76,30 @@ const (
 	RowLengths
 	// UniformRowLength cuts rows of Length values.
 	UniformRowLength
+	// ValueRowIds reads, from an int64 feature, the row of each item (a
+	// non-decreasing list of one id >= 0 per item): a record has as many
+	// rows as its largest id plus one, and none when the list is empty.
+	ValueRowIds
+	// RowStarts reads the start of each row from an int64 feature (0
+	// first, non-decreasing, none past the record's items): the last row
+	// ends at the record's last item.
+	RowStarts
+	// RowLimits reads the end of each row from an int64 feature (row
+	// splits without their leading 0): the last limit is the record's
+	// number of items.
+	RowLimits
 )
 
 var partitionKindNames = map[PartitionKind]string{
 	RowSplits: "row_splits", RowLengths: "row_lengths", UniformRowLength: "uniform_row_length",
+	ValueRowIds: "value_rowids", RowStarts: "row_starts", RowLimits: "row_limits",
+}
+
+func (k PartitionKind) String() string {
+	if s, ok := partitionKindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("PartitionKind(%d)", uint8(k))
 }
 
 // MarshalText gives the JSON name of the kind.
@@ -98,13 +118,16 @@ func (k *PartitionKind) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: unknown partition kind %q (want row_splits, row_lengths or uniform_row_length)", ErrFeatureSpec, b)
+	return fmt.Errorf("%w: unknown partition kind %q (want row_splits, row_lengths, uniform_row_length, value_rowids, row_starts or row_limits)", ErrFeatureSpec, b)
 }
 
-// Partition is one partition of a Ragged feature.
+// Partition is one partition of a Ragged feature. Each record's values
+// are partitioned by the record's own partition features, innermost
+// partition first, as tf.io.RaggedFeature partitions one example.
 type Partition struct {
 	Kind PartitionKind `json:"kind"`
-	// Key is the int64 feature holding the splits or lengths.
+	// Key is the int64 feature holding the splits, lengths, row ids,
+	// starts or limits.
 	Key string `json:"key,omitempty"`
 	// Length is the row length of a UniformRowLength partition.
 	Length int `json:"length,omitempty"`
@@ -154,6 +177,9 @@ type ExampleSpec struct {
 //	   "tags":   {"kind": "var_len", "dtype": "string", "key": "query/tags"},
 //	   "tokens": {"kind": "ragged", "dtype": "string",
 //	              "partitions": [{"kind": "row_lengths", "key": "sentence_lengths"}]}},
+//
+// (partition kinds: row_splits, row_lengths, uniform_row_length with a
+// "length", value_rowids, row_starts, row_limits)
 //	 "sequence_features": {...}}
 func ParseExampleSpec(b []byte) (*ExampleSpec, error) {
 	var raw struct {

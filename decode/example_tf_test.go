@@ -153,7 +153,7 @@ func (g *exGen) spec(sequence bool) *ExampleSpec {
 		default:
 			f.Kind = Ragged
 			for j := 0; j < g.r.IntN(3); j++ {
-				p := Partition{Kind: PartitionKind(1 + g.r.IntN(3)), Key: fmt.Sprintf("p%d_%s", j, name)}
+				p := Partition{Kind: PartitionKind(1 + g.r.IntN(6)), Key: fmt.Sprintf("p%d_%s", j, name)}
 				if p.Kind == UniformRowLength {
 					p.Key, p.Length = "", 1+g.r.IntN(2)
 				}
@@ -326,11 +326,39 @@ func (g *exGen) featureValue(f Feature) (key string, value []byte, extra map[str
 			}
 		}
 		vals := lengths
-		if p.Kind == RowSplits {
+		var sum int64
+		switch p.Kind {
+		case RowSplits:
 			vals = []int64{0}
 			for _, l := range lengths {
 				vals = append(vals, vals[len(vals)-1]+l)
 			}
+		case RowLimits, RowStarts:
+			vals = nil
+			for _, l := range lengths {
+				if p.Kind == RowStarts {
+					vals = append(vals, sum)
+				}
+				sum += l
+				if p.Kind == RowLimits {
+					vals = append(vals, sum)
+				}
+			}
+		case ValueRowIds:
+			// Trailing empty rows have no id: the record has as many rows
+			// as its largest id plus one.
+			vals = nil
+			for i, l := range lengths {
+				for ; l > 0; l-- {
+					vals = append(vals, int64(i))
+				}
+			}
+			for len(lengths) > 0 && lengths[len(lengths)-1] == 0 {
+				lengths = lengths[:len(lengths)-1]
+			}
+		}
+		if g.r.IntN(30) == 0 && len(vals) > 1 { // out of order
+			slices.Reverse(vals)
 		}
 		var list []byte
 		for _, v := range vals {

@@ -48,6 +48,12 @@ def tf_feature(f, sequence_section):
                 parts.append(tf.io.RaggedFeature.RowSplits(p["key"]))
             elif p["kind"] == "row_lengths":
                 parts.append(tf.io.RaggedFeature.RowLengths(p["key"]))
+            elif p["kind"] == "row_starts":
+                parts.append(tf.io.RaggedFeature.RowStarts(p["key"]))
+            elif p["kind"] == "row_limits":
+                parts.append(tf.io.RaggedFeature.RowLimits(p["key"]))
+            elif p["kind"] == "value_rowids":
+                parts.append(tf.io.RaggedFeature.ValueRowIds(p["key"]))
             else:
                 parts.append(tf.io.RaggedFeature.UniformRowLength(p["length"]))
         return tf.io.RaggedFeature(dt, value_key=f.get("key") or None, partitions=parts,
@@ -73,7 +79,8 @@ def category(msg):
         return "type"
     if ("values != expected" in msg or "not a multiple" in msg or "Number of" in msg
             or "row_splits" in msg.lower() or "row_lengths" in msg.lower() or "partition" in msg.lower()
-            or "uniform_row_length" in msg or "must" in msg or "Input to reshape" in msg):
+            or "uniform_row_length" in msg or "must" in msg or "Input to reshape" in msg
+            or "do not form a valid RaggedTensor" in msg or re.search(r"Shapes \(\d+,\) and \(\d+,\) are incompatible", msg)):
         return "shape"
     if "Could not parse" in msg or "codec can't decode" in msg:
         return "malformed"
