@@ -180,7 +180,8 @@ type ExampleSpec struct {
 //
 // (partition kinds: row_splits, row_lengths, uniform_row_length with a
 // "length", value_rowids, row_starts, row_limits)
-//	 "sequence_features": {...}}
+//
+//	"sequence_features": {...}}
 func ParseExampleSpec(b []byte) (*ExampleSpec, error) {
 	var raw struct {
 		Features         map[string]json.RawMessage `json:"features"`
