@@ -177,11 +177,11 @@ type ExampleSpec struct {
 //	   "tags":   {"kind": "var_len", "dtype": "string", "key": "query/tags"},
 //	   "tokens": {"kind": "ragged", "dtype": "string",
 //	              "partitions": [{"kind": "row_lengths", "key": "sentence_lengths"}]}},
+//	 "sequence_features": {...}}
 //
-// (partition kinds: row_splits, row_lengths, uniform_row_length with a
-// "length", value_rowids, row_starts, row_limits)
-//
-//	"sequence_features": {...}}
+// Partition kinds are row_splits, row_lengths, value_rowids, row_starts
+// and row_limits (each with the "key" of its int64 feature), and
+// uniform_row_length (with a "length").
 func ParseExampleSpec(b []byte) (*ExampleSpec, error) {
 	var raw struct {
 		Features         map[string]json.RawMessage `json:"features"`
