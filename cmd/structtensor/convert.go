@@ -29,6 +29,16 @@ type format struct {
 	// its own records otherwise; nil if the format is only read whole. It
 	// returns io.EOF after the last batch.
 	batches func(r io.Reader, spec structtensor.Spec) (next func(n int) (structtensor.Value, error), err error)
+	// schemaSpec marks a format whose schema, read before any record,
+	// fixes every batch's spec (Arrow IPC, Parquet): no pass infers it.
+	schemaSpec bool
+	// finalErrors marks a format whose batch errors are what the whole
+	// read reports (Parquet's name the row group and column), so a failing
+	// input is not read again whole to word its error.
+	finalErrors bool
+	// needsFile marks a format read from a file only (Parquet's footer is
+	// at its end): standard input is first copied to a temporary file.
+	needsFile bool
 }
 
 var formats = map[string]*format{}
@@ -72,6 +82,7 @@ func init() {
 		return structtensor.ReadJSONLines(r, s)
 	})
 	formats["jsonl"].batches = jsonLinesBatches
+	formats["json"].batches = jsonArrayBatches
 	registerFormat("spec", nil, func(w io.Writer, v structtensor.Value) error {
 		b, err := structtensor.MarshalSpec(v.Spec())
 		if err != nil {
@@ -109,10 +120,13 @@ func newConvertCommand() *cobra.Command {
 		Long: `convert reads one value (a JSON document, JSON lines, an Arrow IPC stream or
 a Parquet file) and writes it in another format, or writes its spec (--to
 spec, the JSON form --spec reads). Without --spec the spec is inferred from
-the data. A JSON-lines file (4096 records at a time) and an Arrow IPC file
-(a record batch at a time) are converted batch by batch, so memory holds
-one batch whatever the file's size; other inputs are read whole. -o FILE is
-written to a temporary file renamed over FILE only once complete.`,
+the data. JSON lines and a JSON array of objects (4096 records at a time),
+an Arrow IPC stream (a record batch at a time) and a Parquet file (a row
+group at a time) are converted batch by batch, so memory holds one batch
+whatever the input's size; standard input is read as a stream where the
+output is known before its end (--spec given, or Arrow), else copied to
+a temporary file first. -o FILE is written to a temporary file renamed over
+FILE only once complete.`,
 		Example: `  structtensor convert --from jsonl in.jsonl --to parquet -o out.parquet
   structtensor convert in.jsonl --from jsonl --to spec -o spec.json
   structtensor convert --from jsonl --spec spec.json --to arrow < in.jsonl > out.arrows
@@ -185,8 +199,23 @@ func runConvert(cmd *cobra.Command, args []string, from, to, outPath, specPath s
 		defer f.Close()
 		r = f
 	}
-	if f, ok := r.(*os.File); ok && in.batches != nil {
-		done, err := convertStream(in, f, spec, to, w, stderr)
+	if in.batches != nil && !convertReadWhole {
+		src, progressTo := streamInputOf(r), stderr
+		if src == nil {
+			// Standard input (or a pipe): read as a stream in one pass
+			// where the output is known from the start, else copied to a
+			// temporary file first. Either way there is no size to show
+			// progress against.
+			var cleanup func()
+			var err error
+			src, r, cleanup, err = pipeInput(r, in, spec, to)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			defer cleanup()
+			progressTo = io.Discard
+		}
+		done, err := convertStream(in, src, spec, to, w, progressTo)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -247,6 +276,10 @@ func readWhole(in *format, r io.Reader, spec structtensor.Spec) (structtensor.Va
 	}
 	return in.read(bufio.NewReader(r))
 }
+
+// convertReadWhole makes convert read every input whole (a test's
+// reference for the streamed conversions).
+var convertReadWhole bool
 
 // newConvertProgress is decode's progress bar (decode.go); a variable so
 // that tests can stand in for a terminal.

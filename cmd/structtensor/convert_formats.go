@@ -57,6 +57,13 @@ func init() {
 			}
 			return stparquet.Write(w, s)
 		})
+	// Parquet converts row group by row group (a file's footer fixes
+	// every row group's spec and says where each is).
+	formats["parquet"].batches = parquetBatches
+	formats["parquet"].schemaSpec = true
+	formats["parquet"].finalErrors = true
+	formats["parquet"].needsFile = true
+	formats["arrow"].schemaSpec = true
 }
 
 // asTable returns v as a StructTensor of rank >= 1.
