@@ -3,9 +3,11 @@
 package main
 
 import (
+	"context"
 	"github.com/structtensor/structtensor-go/cops"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	configpb "github.com/wamuir/graft/tensorflow/core/protobuf/for_core_protos_go_proto"
 	"google.golang.org/protobuf/proto"
 )
@@ -23,10 +25,10 @@ import (
 //     way a model consuming the decoded tensors would see them. Its first,
 //     untimed call (the harness's warm-up, whose output it digests and
 //     compares with the other decoders) also rebuilds the StructTensor
-//     from the tensors it fetched (SymbolicStruct.Value), so the number is
+//     from the tensors it fetched (graphst.Struct.Value), so the number is
 //     that of a decode that gives the right answer.
 //   - tf-op-go also rebuilds the Go StructTensor in every timed call
-//     (Session.RunStruct): the op used from Go, as savedmodel's
+//     (graphst.Run): the op used from Go, as savedmodel's
 //     DataView.Decode does.
 func init() {
 	registerDecoder(decoder{
@@ -38,7 +40,7 @@ func init() {
 	registerDecoder(decoder{
 		name:    "tf-op-go",
 		order:   51,
-		about:   "tf-op, the outputs rebuilt as a Go StructTensor (Session.RunStruct)",
+		about:   "tf-op, the outputs rebuilt as a Go StructTensor (graphst.Run)",
 		prepare: func(e *env, ds *dataset) (decodeFunc, error) { return prepareTFOp(e, ds, true) },
 	})
 }
@@ -90,7 +92,11 @@ func prepareTFOp(e *env, ds *dataset, rebuild bool) (decodeFunc, error) {
 	}
 	if rebuild {
 		return func() (*structtensor.StructTensor, error) {
-			return sess.RunStruct(feeds, sym)
+			v, err := graphst.Run(context.Background(), sess, feeds, sym)
+			if err != nil {
+				return nil, err
+			}
+			return v.(*structtensor.StructTensor), nil
 		}, nil
 	}
 	warm := false

@@ -1,6 +1,7 @@
 package cops_test
 
 import (
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"testing"
 
 	"github.com/structtensor/structtensor-go/cops"
@@ -12,7 +13,7 @@ import (
 // BenchmarkDecodeOp compares, on the same recipe records, the Go path
 // (plan.Decode), the op in a session with the outputs left as TensorFlow
 // tensors (Session.Run), and the op with the outputs rebuilt as a
-// StructTensor (Session.RunStruct), all on one engine thread.
+// StructTensor (graphst.Run), all on one engine thread.
 func BenchmarkDecodeOp(b *testing.B) {
 	md, plan := messagePlan(b, "structtensor.testdata.recipe.Recipe")
 	records, err := copstest.Records(md, 20000, 1, copstest.Options{MaxRepeated: 5})
@@ -48,7 +49,7 @@ func BenchmarkDecodeOp(b *testing.B) {
 	b.Run("op-struct", func(b *testing.B) {
 		b.SetBytes(size)
 		for i := 0; i < b.N; i++ {
-			if _, err := sess.RunStruct(feeds, sym); err != nil {
+			if _, err := graphst.Run(b.Context(), sess, feeds, sym); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,6 +1,7 @@
 package cops_test
 
 import (
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"strings"
 	"testing"
 
@@ -28,7 +29,7 @@ func TestKernelExceptionsBecomeStatus(t *testing.T) {
 			feed := map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}
 			cops.InjectFault(c.where)
 			defer cops.InjectFault(0)
-			_, err := sess.RunStruct(feed, sym)
+			_, err := graphst.Run(t.Context(), sess, feed, sym)
 			if err == nil {
 				t.Fatal("the run succeeded despite the exception")
 			}
@@ -42,7 +43,7 @@ func TestKernelExceptionsBecomeStatus(t *testing.T) {
 				sess, in, sym = decodeGraph(t, plan)
 				feed = map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}
 			}
-			st, err := sess.RunStruct(feed, sym)
+			st, err := graphst.Run(t.Context(), sess, feed, sym)
 			if err != nil {
 				t.Fatalf("the run after the fault: %v", err)
 			}

@@ -3,6 +3,7 @@ package cops_test
 import (
 	"errors"
 	"fmt"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"strings"
 	"testing"
 
@@ -60,7 +61,7 @@ func recordsTensor(t testing.TB, records [][]byte) *tfbridge.Tensor {
 
 // decodeGraph builds placeholder -> decode op for plan in a new graph and
 // session.
-func decodeGraph(t testing.TB, plan *decode.Plan, opts ...cops.Options) (*tfbridge.Session, tfbridge.Output, *tfbridge.SymbolicStruct) {
+func decodeGraph(t testing.TB, plan *decode.Plan, opts ...cops.Options) (*tfbridge.Session, tfbridge.Output, *graphst.Struct) {
 	t.Helper()
 	g := tfbridge.NewGraph()
 	t.Cleanup(g.Close)
@@ -122,7 +123,7 @@ func TestDecodeOpEqualsPlanDecode(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
+					got, err := graphst.Run(t.Context(), sess, map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
 					if err != nil {
 						t.Fatalf("batch %d (%d records): %v", i, b.n, err)
 					}
@@ -164,7 +165,7 @@ func TestDecodeOpProjection(t *testing.T) {
 		t.Fatal(err)
 	}
 	sess, in, sym := decodeGraph(t, plan, cops.Options{Name: "decode", Threads: 1})
-	got, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
+	got, err := graphst.Run(t.Context(), sess, map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestDecodeOpProjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gotField, err := sess.RunSymbolic(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, f)
+	gotField, err := graphst.Run(t.Context(), sess, map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestDecodeOpBadRecord(t *testing.T) {
 			}
 			sess, in, sym := decodeGraph(t, plan, cops.Options{Threads: tc.threads})
 			if tc.primed {
-				if _, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym); err != nil {
+				if _, err := graphst.Run(t.Context(), sess, map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -223,7 +224,7 @@ func TestDecodeOpBadRecord(t *testing.T) {
 			if !errors.As(wantErr, &re) {
 				t.Fatalf("plan.Decode error %v is not a RecordError", wantErr)
 			}
-			_, err = sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
+			_, err = graphst.Run(t.Context(), sess, map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
 			if err == nil {
 				t.Fatal("the op accepted the bad record")
 			}

@@ -17,9 +17,9 @@
 // plan's partitions (row splits, one row per element of the parent
 // message level) and value columns, in the engine's numbering, which
 // decode.Compile assigns in pre-order of the projected fields: the same
-// order in which tfbridge.Components visits row splits and values. LayoutOf
+// order in which graphst.Components visits row splits and values. LayoutOf
 // maps the op's flat outputs onto the components of plan.Spec() in
-// tfbridge's order, and DecodeGraph hands them to tfbridge.NewSymbolicStruct,
+// that order, and DecodeGraph hands them to graphst.NewStruct,
 // so running the graph yields the StructTensor plan.Decode returns for the
 // same records. Every output has shape [?] (the shape function says so).
 //

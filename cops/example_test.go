@@ -1,7 +1,9 @@
 package cops_test
 
 import (
+	"context"
 	"fmt"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"log"
 	"os"
 
@@ -48,11 +50,11 @@ func ExampleDecodeGraph() {
 		log.Fatal(err)
 	}
 	defer in.Close()
-	st, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{records.Output(0): in}, sym)
+	v, err := graphst.Run(context.Background(), sess, map[tfbridge.Output]*tfbridge.Tensor{records.Output(0): in}, sym)
 	if err != nil {
 		log.Fatal(err)
 	}
-	names, _ := st.FieldValue("ingredients", "name")
+	names, _ := v.(*structtensor.StructTensor).FieldValue("ingredients", "name")
 	fmt.Println(names.(*structtensor.Ragged).Partitions()[0])
 	// Output:
 	// StructSpec([None], {title: TensorSpec([None], string), ingredients: StructSpec([None, None], {name: RaggedTensorSpec([None, None], string, ragged_rank=1)})})

@@ -2,6 +2,7 @@ package cops_test
 
 import (
 	"errors"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"testing"
 
 	"github.com/structtensor/structtensor-go/cops/copstest"
@@ -28,7 +29,7 @@ func FuzzDecodeOp(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		records := [][]byte{a, b}
 		want, wantErr := plan.Decode(records)
-		got, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
+		got, err := graphst.Run(t.Context(), sess, map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
 		switch {
 		case wantErr != nil && err == nil:
 			t.Fatalf("plan.Decode failed (%v), the op did not", wantErr)

@@ -2,6 +2,7 @@ package cops
 
 import (
 	"fmt"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -9,12 +10,12 @@ import (
 )
 
 // Layout relates the decode op's outputs to the components of the plan's
-// StructSpec (tfbridge.Components order).
+// StructSpec (graphst.Components order).
 type Layout struct {
 	// Spec is the StructSpec the op decodes to (plan.Spec()).
 	Spec *structtensor.StructSpec
 	// Components are the spec's components in tfbridge order.
-	Components []tfbridge.ComponentSpec
+	Components []graphst.ComponentSpec
 	// NumPartitions is the number of row_splits outputs.
 	NumPartitions int
 	// ValueDTypes are the dtypes of the values outputs, in order.
@@ -29,27 +30,27 @@ type Layout struct {
 // The engine numbers partitions and value columns in pre-order of the
 // plan's fields (decode.Compile assigns a list field's partition before
 // descending into it, and columns as leaves are reached), which is the
-// order in which tfbridge.Components visits row splits and values: the
+// order in which graphst.Components visits row splits and values: the
 // k-th row_splits component is engine partition k and the k-th values
 // component engine column k. The op's kernel checks the counts and every
 // column's dtype against the plan when it is created.
 func LayoutOf(plan *decode.Plan) (*Layout, error) {
 	spec := plan.Spec()
-	comps, err := tfbridge.Components(spec)
+	comps, err := graphst.Components(spec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrPlan, err)
 	}
 	l := &Layout{Spec: spec, Components: comps, Output: make([]int, len(comps))}
 	for _, c := range comps {
-		if c.Kind == tfbridge.RowSplits {
+		if c.Kind == graphst.RowSplitsComponent {
 			l.NumPartitions++
 		}
 	}
 	for i, c := range comps {
 		switch c.Kind {
-		case tfbridge.RowSplits:
-			l.Output[i] = countKind(comps[:i], tfbridge.RowSplits)
-		case tfbridge.Values:
+		case graphst.RowSplitsComponent:
+			l.Output[i] = countKind(comps[:i], graphst.RowSplitsComponent)
+		case graphst.ValuesComponent:
 			l.Output[i] = l.NumPartitions + len(l.ValueDTypes)
 			l.ValueDTypes = append(l.ValueDTypes, c.DType)
 		}
@@ -57,7 +58,7 @@ func LayoutOf(plan *decode.Plan) (*Layout, error) {
 	return l, nil
 }
 
-func countKind(comps []tfbridge.ComponentSpec, k tfbridge.ComponentKind) int {
+func countKind(comps []graphst.ComponentSpec, k graphst.ComponentKind) int {
 	n := 0
 	for _, c := range comps {
 		if c.Kind == k {
@@ -79,9 +80,9 @@ type Options struct {
 // DecodeGraph adds a decode op for plan to g, reading the serialized
 // records from records (a string vector), and returns its outputs as a
 // symbolic StructTensor of spec plan.Spec(). Running it in a session
-// (tfbridge.Session.RunStruct) yields the StructTensor plan.Decode would
+// (graphst.Run) yields the StructTensor plan.Decode would
 // return for the same records. It registers the op first (Register).
-func DecodeGraph(g *tfbridge.Graph, records tfbridge.Output, plan *decode.Plan, opts ...Options) (*tfbridge.SymbolicStruct, error) {
+func DecodeGraph(g *tfbridge.Graph, records tfbridge.Output, plan *decode.Plan, opts ...Options) (*graphst.Struct, error) {
 	var o Options
 	switch len(opts) {
 	case 0:
@@ -119,7 +120,7 @@ func DecodeGraph(g *tfbridge.Graph, records tfbridge.Output, plan *decode.Plan, 
 	for i, k := range l.Output {
 		outs[i] = op.Output(k)
 	}
-	sym, err := tfbridge.NewSymbolicStruct(l.Spec, outs)
+	sym, err := graphst.NewStruct(l.Spec, outs)
 	if err != nil {
 		return nil, err
 	}

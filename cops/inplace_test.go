@@ -2,6 +2,7 @@ package cops_test
 
 import (
 	"fmt"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"runtime"
 	"strings"
 	"testing"
@@ -89,7 +90,7 @@ func TestDecodeOpStringsCopiedByTF(t *testing.T) {
 	var values tfbridge.Output
 	found := false
 	for i, c := range sym.ComponentSpecs() {
-		if c.Kind == tfbridge.Values && c.DType == structtensor.String {
+		if c.Kind == graphst.ValuesComponent && c.DType == structtensor.String {
 			values, found = sym.Components()[i], true
 			break
 		}
@@ -191,7 +192,7 @@ func TestDecodeOpConcurrentRuns(t *testing.T) {
 							if err != nil {
 								return err
 							}
-							got, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: feed}, sym)
+							got, err := graphst.Run(t.Context(), sess, map[tfbridge.Output]*tfbridge.Tensor{in: feed}, sym)
 							feed.Close()
 							if err != nil {
 								return fmt.Errorf("worker %d run %d (%d records): %w", w, r, n, err)

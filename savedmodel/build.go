@@ -2,6 +2,7 @@ package savedmodel
 
 import (
 	"fmt"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"sort"
 	"strings"
 
@@ -161,7 +162,7 @@ type leafOutput struct {
 
 // leavesOf lists the leaves of spec in sorted path order with the
 // components that hold each.
-func leavesOf(sym *tfbridge.SymbolicStruct, spec *structtensor.StructSpec) ([]Leaf, []leafOutput, error) {
+func leavesOf(sym *graphst.Struct, spec *structtensor.StructSpec) ([]Leaf, []leafOutput, error) {
 	keyOf := map[tfbridge.Output]string{}
 	for i, o := range sym.Components() {
 		keyOf[o] = sym.ComponentSpecs()[i].Name()
@@ -182,7 +183,7 @@ func leavesOf(sym *tfbridge.SymbolicStruct, spec *structtensor.StructSpec) ([]Le
 			if err != nil {
 				return err
 			}
-			t, ok := v.(*tfbridge.SymbolicTensor)
+			t, ok := v.(graphst.Ragged)
 			if !ok {
 				return fmt.Errorf("field %s is not a leaf", strings.Join(p, "."))
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"sort"
 	"strings"
 
@@ -84,7 +85,7 @@ type Metadata struct {
 	// Signatures are the signature keys; Input the one input's key.
 	Signatures []string `json:"signatures"`
 	Input      string   `json:"input"`
-	// Components are the signature outputs in tfbridge.Components order.
+	// Components are the signature outputs in graphst.Components order.
 	Components []Component `json:"components"`
 	// Leaves are decode_fun's outputs, in path order.
 	Leaves []Leaf `json:"leaves"`
@@ -96,7 +97,7 @@ type Metadata struct {
 
 // Component describes one signature output.
 type Component struct {
-	// Key is the signature output key (tfbridge.ComponentSpec.Name():
+	// Key is the signature output key (graphst.ComponentSpec.Name():
 	// "ingredients/row_splits_0", "ingredients.name/values").
 	Key string `json:"key"`
 	// Path is the field path the component belongs to ("" for the root).
@@ -211,8 +212,8 @@ func digestOf(files map[string][]byte) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-func kindName(k tfbridge.ComponentKind) string {
-	if k == tfbridge.RowSplits {
+func kindName(k graphst.ComponentKind) string {
+	if k == graphst.RowSplitsComponent {
 		return "row_splits"
 	}
 	return "values"

@@ -78,7 +78,7 @@
 //
 // The signatures "decode" and "serving_default" (identical, method
 // tensorflow/serving/predict) take "records" and return every component
-// under its key, tfbridge.ComponentSpec.Name(): "<path>/values" for a
+// under its key, graphst.ComponentSpec.Name(): "<path>/values" for a
 // leaf's flat values and "<path>/row_splits_<i>" for a row partition.
 // They are what Go's LoadDataView (TensorFlow's C API), TF Serving and
 // loaded.signatures[...] run. A Python reader rebuilds each leaf with

@@ -3,6 +3,7 @@ package savedmodel
 import (
 	"errors"
 	"fmt"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"regexp"
 	"sort"
 	"strings"
@@ -73,26 +74,18 @@ func Tensor(o tfbridge.Output) Value {
 	return Value{kind: tensorValue, outs: []tfbridge.Output{o}}
 }
 
-// Ragged is a RaggedTensor given as its flat values and the row splits of
-// its ragged dimensions, outermost first (int64, each as TensorFlow's
+// Ragged is a RaggedTensor: r's flat values and the row splits of its
+// ragged dimensions, outermost first (as TensorFlow's
 // RaggedTensor.from_nested_row_splits takes them). Python sees a
 // tf.RaggedTensor.
-func Ragged(values tfbridge.Output, rowSplits ...tfbridge.Output) Value {
-	return Value{kind: raggedValue, outs: append([]tfbridge.Output{values}, rowSplits...)}
-}
-
-// SymbolicStruct is a StructTensor of a graph: its spec and its
-// component tensors in tfbridge.Components order
-// (*tfbridge.SymbolicStruct is one).
-type SymbolicStruct interface {
-	StructSpec() *structtensor.StructSpec
-	Components() []tfbridge.Output
+func Ragged(r graphst.Ragged) Value {
+	return Value{kind: raggedValue, outs: append([]tfbridge.Output{r.Values()}, r.RowSplits()...)}
 }
 
 // Struct is a StructTensor, of rank 1 or more. Python sees a
 // tf.experimental.StructuredTensor (its fields in name order); Load
 // returns a *structtensor.StructTensor whose fields are in name order.
-func Struct(s SymbolicStruct) Value {
+func Struct(s *graphst.Struct) Value {
 	if s == nil {
 		return Value{kind: structValue}
 	}
@@ -193,7 +186,7 @@ func (v Value) plan(s *op.Scope) (flatPlan, error) {
 	if err != nil {
 		return flatPlan{}, err
 	}
-	comps, err := tfbridge.Components(v.st)
+	comps, err := graphst.Components(v.st)
 	if err != nil {
 		return flatPlan{}, err
 	}
@@ -223,7 +216,7 @@ func (v Value) plan(s *op.Scope) (flatPlan, error) {
 // innerShape adds the inner shape of a StructuredTensor level: the last
 // value of the row splits outs[splits] as a vector of one element, or
 // for splits < 0 the number of rows of the root struct.
-func innerShape(s *op.Scope, outs []tfbridge.Output, first tfbridge.ComponentKind, splits int) tfbridge.Output {
+func innerShape(s *op.Scope, outs []tfbridge.Output, first graphst.ComponentKind, splits int) tfbridge.Output {
 	one := op.Constant(s, []int64{1})
 	if splits >= 0 {
 		return op.StridedSlice(s, outs[splits], op.Constant(s, []int64{-1}), op.Constant(s, []int64{0}), one, op.StridedSliceEndMask(1))
@@ -231,7 +224,7 @@ func innerShape(s *op.Scope, outs []tfbridge.Output, first tfbridge.ComponentKin
 	// The root's rows: its first component is its outermost partition's
 	// row splits or, without partitions, a field's values with one row
 	// per record.
-	if first == tfbridge.RowSplits {
+	if first == graphst.RowSplitsComponent {
 		return op.Reshape(s, op.Sub(s, op.Size(s, outs[0], op.SizeOutType(tfbridge.Int64)), op.Constant(s, int64(1))), one)
 	}
 	return op.Slice(s, op.Shape(s, outs[0], op.ShapeOutType(tfbridge.Int64)), op.Constant(s, []int64{0}), one)

@@ -3,6 +3,7 @@ package savedmodel
 import (
 	"context"
 	"fmt"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"os"
 	"path/filepath"
 	"sync"
@@ -24,7 +25,7 @@ type DataView struct {
 	plan     *decode.Plan
 	spec     *structtensor.StructSpec
 	input    tfbridge.Output
-	symbolic *tfbridge.SymbolicStruct
+	symbolic *graphst.Struct
 	digest   string
 }
 
@@ -88,7 +89,7 @@ func bind(model *tfbridge.SavedModel, meta *Metadata, plan *decode.Plan, spec *s
 	if !ok || len(sig.Inputs) != 1 || in.DType != tfbridge.String {
 		return nil, fmt.Errorf("signature %q must have one string input %q", SignatureDecode, InputRecords)
 	}
-	comps, err := tfbridge.Components(spec)
+	comps, err := graphst.Components(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +104,7 @@ func bind(model *tfbridge.SavedModel, meta *Metadata, plan *decode.Plan, spec *s
 		}
 		outs[i] = o.Output
 	}
-	sym, err := tfbridge.NewSymbolicStruct(spec, outs)
+	sym, err := graphst.NewStruct(spec, outs)
 	if err != nil {
 		return nil, err
 	}
@@ -165,11 +166,11 @@ func (dv *DataView) DecodeTensorContext(ctx context.Context, records *structtens
 	if dv.model == nil {
 		return nil, ErrClosed
 	}
-	st, err := dv.model.Session.RunStructContext(ctx, map[tfbridge.Output]*tfbridge.Tensor{dv.input: t}, dv.symbolic)
+	v, err := graphst.Run(ctx, dv.model.Session, map[tfbridge.Output]*tfbridge.Tensor{dv.input: t}, dv.symbolic)
 	if err != nil {
 		return nil, fmt.Errorf("DataView decode: %w", err)
 	}
-	return st, nil
+	return v.(*structtensor.StructTensor), nil
 }
 
 // Close releases the TensorFlow session and graph.

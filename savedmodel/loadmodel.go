@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -512,7 +513,7 @@ func structuredFromProto(ts *metapb.TypeSpecProto, depth int) (*structtensor.Str
 		}
 		spec.Fields = append(spec.Fields, structtensor.FieldSpec{Name: name, Spec: fs})
 	}
-	if _, err := tfbridge.Components(spec); err != nil {
+	if _, err := graphst.Components(spec); err != nil {
 		return nil, err
 	}
 	return spec, nil
@@ -664,11 +665,11 @@ func feedStructured(feeds map[tfbridge.Output]*tfbridge.Tensor, ss *structtensor
 		return err
 	}
 	ours, first := ourComponents(ss, flat, comps)
-	sym, err := tfbridge.NewSymbolicStruct(ss, ours)
+	sym, err := graphst.NewStruct(ss, ours)
 	if err != nil {
 		return err
 	}
-	fs, err := tfbridge.FeedStruct(sym, x)
+	fs, err := graphst.Feed(sym, x)
 	if err != nil {
 		return err
 	}
@@ -709,7 +710,7 @@ func int64Vector(v int64) (*tfbridge.Tensor, error) {
 	return tfbridge.NewTensor(x)
 }
 
-// ourComponents returns, for each component of ss (tfbridge.Components
+// ourComponents returns, for each component of ss (graphst.Components
 // order), the flat component holding it (its first occurrence), and
 // the flat position of each.
 func ourComponents(ss *structtensor.StructSpec, flat []flatComp, comps []tfbridge.Output) ([]tfbridge.Output, map[int]int) {
@@ -734,7 +735,7 @@ func fetchedStructured(ss *structtensor.StructSpec, comps []tfbridge.Output, fet
 		return nil, err
 	}
 	ours, first := ourComponents(ss, flat, comps)
-	sym, err := tfbridge.NewSymbolicStruct(ss, ours)
+	sym, err := graphst.NewStruct(ss, ours)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,9 @@ func newLinearModel(t testing.TB) *linearModel {
 	m.ids = op.Placeholder(s.SubScope("ids"), tfbridge.Int64, op.PlaceholderShape(op.ShapeOf(-1)))
 	m.splits = op.Placeholder(s.SubScope("ids_splits"), tfbridge.Int64, op.PlaceholderShape(op.ShapeOf(-1)))
 	m.doubled = op.Mul(s, m.ids, op.Constant(s, int64(2)))
-	m.sums = graphst.ReduceRows(s, graphst.Ragged{RowSplits: []tfbridge.Output{m.splits}, Values: m.ids}, ops.ReduceSum).Values
+	ids := graphst.NewRagged(s, m.ids, m.splits)
+	doubled := graphst.NewRagged(s, m.doubled, m.splits)
+	m.sums = graphst.ReduceRows(s, ids, ops.ReduceSum).Values()
 	g, err := s.Finalize()
 	if err != nil {
 		t.Fatal(err)
@@ -52,8 +54,8 @@ func newLinearModel(t testing.TB) *linearModel {
 		Graph: g,
 		Signatures: map[string]*Signature{
 			"score": {Inputs: map[string]Value{"x": Tensor(m.x)}, Outputs: map[string]Value{"score": Tensor(m.score)}},
-			"double": {Inputs: map[string]Value{"ids": Ragged(m.ids, m.splits)},
-				Outputs: map[string]Value{"doubled": Ragged(m.doubled, m.splits), "sums": Tensor(m.sums)}},
+			"double": {Inputs: map[string]Value{"ids": Ragged(ids)},
+				Outputs: map[string]Value{"doubled": Ragged(doubled), "sums": Tensor(m.sums)}},
 		},
 		Variables: []*Variable{kernel, bias},
 	}
@@ -300,7 +302,12 @@ func TestExportErrors(t *testing.T) {
 		"bad signature key": func(m *linearModel) { m.model.Signatures["a b"] = m.model.Signatures["score"] },
 		"no outputs":        func(m *linearModel) { m.model.Signatures["score"].Outputs = nil },
 		"ragged of a scalar": func(m *linearModel) {
-			m.model.Signatures["double"].Outputs["x"] = Ragged(op.Constant(op.NewScopeWithGraph(m.model.Graph), int64(1)), m.splits)
+			// NewRagged refuses it and returns the zero Ragged.
+			sc := op.NewScopeWithGraph(m.model.Graph)
+			m.model.Signatures["double"].Outputs["x"] = Ragged(graphst.NewRagged(sc, op.Constant(sc, int64(1)), m.splits))
+			if !errors.Is(sc.Err(), graphst.ErrRank) {
+				t.Errorf("NewRagged of a scalar: %v", sc.Err())
+			}
 		},
 		"shared placeholder": func(m *linearModel) { m.model.Signatures["score"].Inputs["y"] = Tensor(m.x) },
 		"zero output":        func(m *linearModel) { m.model.Signatures["score"].Outputs["z"] = Tensor(tfbridge.Output{}) },

@@ -2,6 +2,7 @@ package savedmodel
 
 import (
 	"fmt"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"sort"
 
 	"github.com/structtensor/structtensor-go/savedmodel/internal/objectgraph"
@@ -20,20 +21,20 @@ import (
 // splits, outermost first, then its inner shape (an int64 vector of one
 // element: the number of rows of a rank-1 struct, else the number of
 // values of its innermost partition). So the flat list repeats
-// partitions, which our layout (tfbridge.Components) stores once, and
+// partitions, which our layout (graphst.Components) stores once, and
 // adds inner shapes, which it does not store.
 
 // Where a TensorFlow flat component of a StructuredTensor comes from:
 // one of our components, or an inner shape.
 type flatComp struct {
-	comp  int // index in tfbridge.Components(spec); -1 for an inner shape
+	comp  int // index in graphst.Components(spec); -1 for an inner shape
 	inner int // for an inner shape: the component whose last value it is (-1: the root's row count)
 	spec  objectgraph.TensorSpec
 }
 
 // structLayout maps a StructSpec to StructuredTensor form.
 type structLayout struct {
-	comps  []tfbridge.ComponentSpec
+	comps  []graphst.ComponentSpec
 	own    map[string][]int // path -> own row partitions, outermost first
 	values map[string]int   // leaf path -> values component
 	flat   []flatComp
@@ -45,13 +46,13 @@ func structuredSpec(s *structtensor.StructSpec) (objectgraph.Value, []flatComp, 
 	if len(s.Shape) < 1 {
 		return nil, nil, fmt.Errorf("a StructTensor of rank 0 (a signature takes or returns a batch, rank >= 1)")
 	}
-	comps, err := tfbridge.Components(s)
+	comps, err := graphst.Components(s)
 	if err != nil {
 		return nil, nil, err
 	}
 	l := &structLayout{comps: comps, own: map[string][]int{}, values: map[string]int{}}
 	for i, c := range comps {
-		if c.Kind == tfbridge.RowSplits {
+		if c.Kind == graphst.RowSplitsComponent {
 			l.own[c.Path] = append(l.own[c.Path], i)
 		} else {
 			l.values[c.Path] = i

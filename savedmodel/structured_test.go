@@ -30,10 +30,10 @@ const recordsJSON = `[{"a": [1, 2], "b": 3.5, "c": [{"d": 1}, {"d": 2}]}, {"a": 
 // structModel has one signature taking a StructTensor "rec" and
 // returning it with its rows reversed ("reversed", a StructTensor) and
 // the sum of b ("b_sum").
-func structModel(t *testing.T) (*Model, *tfbridge.SymbolicStruct, *tfbridge.SymbolicStruct, tfbridge.Output) {
+func structModel(t *testing.T) (*Model, *graphst.Struct, *graphst.Struct, tfbridge.Output) {
 	t.Helper()
 	s := op.NewScope()
-	rec, err := tfbridge.PlaceholdersFromSpec(s.Graph(), recordsSpec, "rec")
+	rec, err := graphst.Placeholders(s.Graph(), recordsSpec, "rec")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func structModel(t *testing.T) (*Model, *tfbridge.SymbolicStruct, *tfbridge.Symb
 	if err != nil {
 		t.Fatal(err)
 	}
-	bv := b.(*tfbridge.SymbolicTensor).Values()
+	bv := b.(graphst.Ragged).Values()
 	n := op.Size(s, bv, op.SizeOutType(tfbridge.Int64))
 	idx := op.Range(s, op.Sub(s, n, op.Constant(s, int64(1))), op.Constant(s, int64(-1)), op.Constant(s, int64(-1)))
 	reversed := graphst.Gather(s, rec, idx)
@@ -90,11 +90,11 @@ func TestExportStruct(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	feeds, err := tfbridge.FeedStruct(rec, in)
+	feeds, err := graphst.Feed(rec, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := sess.RunStruct(feeds, reversed)
+	want, err := graphst.Run(t.Context(), sess, feeds, reversed)
 	if err != nil {
 		t.Fatal(err)
 	}

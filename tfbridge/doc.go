@@ -1,6 +1,7 @@
 // Package tfbridge is structtensor's own thin cgo layer over the TensorFlow
-// C API: graphs, an operation builder, sessions, tensors, SavedModels,
-// custom-op libraries, and the graph-plane StructTensor. It does not use
+// C API: graphs, an operation builder, sessions, tensors, SavedModels and
+// custom-op libraries. StructTensors in a graph are package graphst's
+// (tfbridge/graphst), typed op wrappers package op's. It does not use
 // TensorFlow's Go bindings, which the Go module proxy cannot serve and which
 // are no longer maintained; the C API (c_api.h) is the ABI-stable surface
 // TensorFlow ships in every wheel.
@@ -91,54 +92,4 @@
 // On the 2-core development machine lending 8 MiB of int64 costs about
 // 3 µs against about 2 ms for the copy (which runs at the speed of Go's
 // copy), and 4096 strings of 1 KB cost about 25 µs lent against 2 ms copied.
-//
-// # The graph-plane StructTensor
-//
-// A SymbolicStruct is a StructTensor inside a graph: the Outputs holding
-// its component tensors plus its structtensor.StructSpec. Session.RunStruct
-// fetches the components and rebuilds the concrete *structtensor.StructTensor
-// with the value model's constructors (so every invariant is checked on
-// the way back; bad row splits are errors, not panics); a caller that
-// fetched the components itself (Session.Run with Components(), to hand
-// them on or to fetch them with other outputs) rebuilds it with
-// SymbolicStruct.Value. Field selects
-// symbolic fields by path, in full shape. PlaceholdersFromSpec and
-// FeedStruct let a Go program feed ragged, nested StructTensors to a graph;
-// NewSymbolicStruct wraps the outputs of an op (the decode op) that
-// produces components.
-//
-// # Component order
-//
-// A StructTensor of spec S is carried by a flat list of tensors, in this
-// order (Components(S) lists it, with names, dtypes and shapes; a decode op
-// must produce its outputs in exactly this order):
-//
-//   - Walk the spec depth first, fields in their order.
-//   - At each struct level: first the row_splits of the partitions the
-//     struct adds (for the root of rank r, its r-1 partitions, outermost
-//     first; for a nested struct, the partitions its full shape has beyond
-//     its parent's), then its fields.
-//   - At each leaf (Tensor or Ragged field): first the row_splits of the
-//     partitions it adds beyond its struct's (RaggedRank minus the struct's
-//     partitions), outermost first, then its flat values.
-//
-// Row splits are int64 vectors [N+1]. Flat values hold one row per
-// innermost element: shape [N, inner dense dims...], the leaf's dtype; a
-// leaf of a scalar (rank-0) struct is its full value. Fields are stored
-// flat, as in the value model: a struct's partitions appear once, never
-// per field. A dimension the spec knows (not None) rebuilds as a uniform
-// partition. Component names (ComponentSpec.Name) are "<path>/row_splits_<i>"
-// and "<path>/values", the path being field names joined by ".".
-//
-// For records of a message {id: int64; items: repeated {name: string; qty:
-// repeated int32}; tags: repeated string} decoded to a rank-1 struct [B],
-// the components are:
-//
-//	id/values                 int64  [B]
-//	items/row_splits_0        int64  [B+1]       items per record
-//	items.name/values         string [I]         I = total items
-//	items.qty/row_splits_0    int64  [I+1]       qty per item
-//	items.qty/values          int32  [Q]
-//	tags/row_splits_0         int64  [B+1]
-//	tags/values               string [T]
 package tfbridge

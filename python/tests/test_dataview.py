@@ -85,7 +85,7 @@ def ancestors(path):
 def ragged_leaves(outputs, metadata):
     """Rebuilds every leaf as a tf.Tensor or tf.RaggedTensor from the
     signature's component outputs, using the component list of the
-    DataView metadata (tfbridge.Components order)."""
+    DataView metadata (graphst.Components order)."""
     splits = {}  # path -> its own row_splits, outermost first
     leaves = {}
     for c in metadata["components"]:

@@ -52,7 +52,7 @@ func BenchmarkReduceRows(b *testing.B) {
 			defer sess.Close()
 			b.SetBytes(int64(4 * n))
 			for b.Loop() {
-				res, err := sess.Run(feeds, []tfbridge.Output{out.Values}, nil)
+				res, err := sess.Run(feeds, []tfbridge.Output{out.Values()}, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,15 +1,62 @@
-// Package graphst holds the ops on StructTensors inside a TensorFlow graph:
-// the graph-plane twins of package ops, built with the generated wrappers
-// of package op under an op.Scope.
+// Package graphst is the StructTensor inside a TensorFlow graph: the value
+// (Struct, and Ragged for its leaves), feeding and running it, and the
+// ops on it, the graph-plane twins of package ops, built with the
+// generated wrappers of package op under an op.Scope. The name reads
+// "graph StructTensor"; package tfbridge below it is only the binding of
+// TensorFlow's C API.
 //
-// The name reads "graph StructTensor". The value a graph carries is
-// tfbridge.SymbolicStruct (the component tensors of a StructTensor plus its
-// spec), and its ragged leaves are Ragged (row splits plus flat values);
-// package graphst is where a Go program looks for what to do with them, as
-// package ops is for concrete values. SymbolicStruct itself stays in
-// tfbridge because feeding and fetching it (PlaceholdersFromSpec,
-// FeedStruct, Session.RunStruct) and the DataView SavedModels depend on its
-// component layout, which tfbridge defines.
+// # The value
+//
+// A Struct is a StructTensor in a graph: the Outputs holding its component
+// tensors plus its structtensor.StructSpec. Field selects a field by path,
+// in full shape: a *Struct for a nested struct, a Ragged for a leaf. A
+// Ragged is row splits (outermost first) plus flat values, a dense tensor
+// when it has no row splits; per-row ops take and return it, and
+// NewRagged makes one from any outputs. Both are a Value.
+//
+// Placeholders and Feed let a Go program feed ragged, nested StructTensors
+// to a graph; NewStruct wraps the outputs of an op (the decode op of
+// package cops) that produces components. Run fetches a Value and rebuilds
+// the concrete structtensor.Value with the value model's constructors, so
+// every invariant is checked on the way back (bad row splits are errors,
+// not panics); a caller that fetched the components itself (Session.Run
+// with Components(), to hand them on or to fetch them with other outputs)
+// rebuilds with Struct.Value or Ragged.Value.
+//
+// # Component order
+//
+// A StructTensor of spec S is carried by a flat list of tensors, in this
+// order (Components(S) lists it, with names, dtypes and shapes; a decode op
+// must produce its outputs in exactly this order):
+//
+//   - Walk the spec depth first, fields in their order.
+//   - At each struct level: first the row_splits of the partitions the
+//     struct adds (for the root of rank r, its r-1 partitions, outermost
+//     first; for a nested struct, the partitions its full shape has beyond
+//     its parent's), then its fields.
+//   - At each leaf (Tensor or Ragged field): first the row_splits of the
+//     partitions it adds beyond its struct's (RaggedRank minus the struct's
+//     partitions), outermost first, then its flat values.
+//
+// Row splits are int64 vectors [N+1]. Flat values hold one row per
+// innermost element: shape [N, inner dense dims...], the leaf's dtype; a
+// leaf of a scalar (rank-0) struct is its full value. Fields are stored
+// flat, as in the value model: a struct's partitions appear once, never
+// per field. A dimension the spec knows (not None) rebuilds as a uniform
+// partition. Component names (ComponentSpec.Name) are "<path>/row_splits_<i>"
+// and "<path>/values", the path being field names joined by ".".
+//
+// For records of a message {id: int64; items: repeated {name: string; qty:
+// repeated int32}; tags: repeated string} decoded to a rank-1 struct [B],
+// the components are:
+//
+//	id/values                 int64  [B]
+//	items/row_splits_0        int64  [B+1]       items per record
+//	items.name/values         string [I]         I = total items
+//	items.qty/row_splits_0    int64  [I+1]       qty per item
+//	items.qty/values          int32  [Q]
+//	tags/row_splits_0         int64  [B+1]
+//	tags/values               string [T]
 //
 // # Outer-dimension ops
 //
@@ -28,7 +75,7 @@
 // # Per-row ops on ragged leaves
 //
 // ReduceRows (sum, mean, min, max, count, any, all), RowLengths, RowIDs and
-// ToDense act on a Ragged (FieldRagged of a leaf field). ReduceRows reduces
+// ToDense act on a Ragged (a leaf field, or any NewRagged). ReduceRows reduces
 // the innermost ragged dimension with TensorFlow's segment reductions over
 // each value's row id (sorted SegmentSum for sums, the unsorted ops for
 // min and max); the row ids come from a scatter of
@@ -44,6 +91,9 @@
 // error is kept and later ops add nothing) and returns a nil or zero value:
 // ErrSpec for a spec the op cannot take, ErrRank for a value without the
 // dimension the op needs, TensorFlow's own errors for a graph it rejects.
+// Building, feeding and fetching a Struct wrap tfbridge's sentinels
+// (ErrShape, ErrDType, ErrGraph) and structtensor's (ErrSpec, ErrNoField,
+// and the constructors' errors for bad fetched components).
 // Bad data (an index out of range, a mask of the wrong length) is an
 // InvalidArgument error of the Run, never a crash.
 //

@@ -1,7 +1,9 @@
 package graphst_test
 
 import (
+	"context"
 	"fmt"
+	"log"
 
 	"github.com/structtensor/structtensor-go/ops"
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -18,14 +20,14 @@ func Example() {
 		{Name: "x", Spec: &structtensor.RaggedSpec{DType: structtensor.Float32, Shape: structtensor.Shape{structtensor.Unknown, structtensor.Unknown}, RaggedRank: 1}},
 	}}
 	s := op.NewScope()
-	records, err := tfbridge.PlaceholdersFromSpec(s.Graph(), spec, "records")
+	records, err := graphst.Placeholders(s.Graph(), spec, "records")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	x, _ := records.Field("x")
-	sums := graphst.ReduceRows(s, graphst.FieldRagged(x.(*tfbridge.SymbolicTensor)), ops.ReduceSum)
-	kept := graphst.BooleanMask(s, records, op.Greater(s, sums.Values, op.Constant(s, float32(0))))
+	sums := graphst.ReduceRows(s, x.(graphst.Ragged), ops.ReduceSum)
+	kept := graphst.BooleanMask(s, records, op.Greater(s, sums.Values(), op.Constant(s, float32(0))))
 	if err := s.Err(); err != nil {
 		fmt.Println(err)
 		return
@@ -36,18 +38,75 @@ func Example() {
 	xs, _ := structtensor.NewTensor(structtensor.Shape{3}, []float32{1, 2, -5})
 	xr, _ := structtensor.NewRaggedFromSplits(xs, []int64{0, 2, 3, 3})
 	batch, _ := structtensor.NewStruct(3, structtensor.Field{Name: "id", Value: ids}, structtensor.Field{Name: "x", Value: xr})
-	feeds, err := tfbridge.FeedStruct(records, batch)
+	feeds, err := graphst.Feed(records, batch)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	sess, _ := tfbridge.NewSession(s.Graph())
 	defer sess.Close()
-	got, err := sess.RunStruct(feeds, kept)
+	got, err := graphst.Run(context.Background(), sess, feeds, kept)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(structtensor.ToValue(got))
 	// Output: [map[id:1 x:[1 2]]]
+}
+
+// Feed a ragged, nested StructTensor to a graph through placeholders built
+// from its Spec, and fetch it back as a StructTensor.
+func ExampleRun() {
+	v, err := structtensor.FromValue([]any{
+		map[string]any{"name": "a", "tags": []any{"x", "y"}},
+		map[string]any{"name": "b", "tags": []any{}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	st := v.(*structtensor.StructTensor)
+	spec := st.Spec().(*structtensor.StructSpec)
+
+	g := tfbridge.NewGraph()
+	defer g.Close()
+	in, err := graphst.Placeholders(g, spec, "in")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, c := range in.ComponentSpecs() {
+		fmt.Println(c.Name(), c.DType)
+	}
+	s, err := tfbridge.NewSession(g)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	feeds, err := graphst.Feed(in, st)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// A graph computing on the components would go here; fetching the
+	// fed tensors themselves is not allowed, so pass them through Identity.
+	var outs []tfbridge.Output
+	for _, c := range in.Components() {
+		op, err := g.AddOperation(tfbridge.OpSpec{Type: "Identity", Input: []tfbridge.Input{c}})
+		if err != nil {
+			log.Fatal(err)
+		}
+		outs = append(outs, op.Output(0))
+	}
+	sym, err := graphst.NewStruct(spec, outs)
+	if err != nil {
+		log.Fatal(err)
+	}
+	got, err := graphst.Run(context.Background(), s, feeds, sym)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(structtensor.Equal(got, st))
+	// Output:
+	// name/values string
+	// tags/row_splits_0 int64
+	// tags/values string
+	// true
 }

@@ -1,8 +1,11 @@
 package graphst_test
 
 import (
+	"context"
+
 	st "github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"github.com/structtensor/structtensor-go/tfbridge/op"
 	"pgregory.net/rapid"
 )
@@ -119,22 +122,22 @@ func withOuter(spec st.Spec) st.Spec {
 
 // feedStruct adds placeholders for x to s's graph and returns them with
 // their feeds.
-func feedStruct(t rapid.TB, s *op.Scope, x *st.StructTensor, name string, feeds map[tfbridge.Output]*tfbridge.Tensor) *tfbridge.SymbolicStruct {
+func feedStruct(t rapid.TB, s *op.Scope, x *st.StructTensor, name string, feeds map[tfbridge.Output]*tfbridge.Tensor) *graphst.Struct {
 	t.Helper()
-	ph := must(tfbridge.PlaceholdersFromSpec(s.Graph(), unknownOuter(x), name))
-	f := must(tfbridge.FeedStruct(ph, x))
+	ph := must(graphst.Placeholders(s.Graph(), unknownOuter(x), name))
+	f := must(graphst.Feed(ph, x))
 	for k, v := range f {
 		feeds[k] = v
 	}
 	return ph
 }
 
-func runStruct(t rapid.TB, s *op.Scope, feeds map[tfbridge.Output]*tfbridge.Tensor, x *tfbridge.SymbolicStruct) *st.StructTensor {
+func runStruct(t rapid.TB, s *op.Scope, feeds map[tfbridge.Output]*tfbridge.Tensor, x *graphst.Struct) *st.StructTensor {
 	t.Helper()
 	if err := s.Err(); err != nil {
 		t.Fatal(err)
 	}
 	sess := must(tfbridge.NewSession(s.Graph()))
 	defer sess.Close()
-	return must(sess.RunStruct(feeds, x))
+	return must(graphst.Run(context.Background(), sess, feeds, x)).(*st.StructTensor)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	st "github.com/structtensor/structtensor-go/structtensor"
-	"github.com/structtensor/structtensor-go/tfbridge"
 )
 
 // levels maps every component of a root StructTensor to the "level" whose
@@ -21,7 +20,7 @@ type levels struct {
 }
 
 func levelsOf(spec *st.StructSpec) (*levels, error) {
-	comps, err := tfbridge.Components(spec)
+	comps, err := Components(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +33,7 @@ func levelsOf(spec *st.StructSpec) (*levels, error) {
 		return nil, fmt.Errorf("%w: spec %v: %d components laid out, tfbridge has %d", ErrSpec, spec, len(l.parent), len(comps))
 	}
 	for i, c := range comps {
-		if (c.Kind == tfbridge.RowSplits) != (l.child[i] >= 0) {
+		if (c.Kind == RowSplitsComponent) != (l.child[i] >= 0) {
 			return nil, fmt.Errorf("%w: spec %v: component %d (%s) laid out as the other kind", ErrSpec, spec, i, c.Name())
 		}
 	}
@@ -48,7 +47,7 @@ func (l *levels) partition(parent int) int {
 	return l.n - 1
 }
 
-// walkStruct follows tfbridge's component order: a struct's own
+// walkStruct follows the component order (Components): a struct's own
 // partitions, then its fields; a leaf's own partitions, then its values.
 func (l *levels) walkStruct(s *st.StructSpec, level, parentParts int) {
 	own := max(len(s.Shape)-1, 0) - parentParts

@@ -10,11 +10,11 @@ import (
 
 // root checks that x is a whole StructTensor (not a nested field selected
 // with Field, which carries its parents' partitions) of rank >= 1.
-func root(x *tfbridge.SymbolicStruct) (*levels, error) {
+func root(x *Struct) (*levels, error) {
 	if x == nil {
 		return nil, fmt.Errorf("%w: nil struct", ErrSpec)
 	}
-	comps, err := tfbridge.Components(x.StructSpec())
+	comps, err := Components(x.StructSpec())
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func root(x *tfbridge.SymbolicStruct) (*levels, error) {
 // partition's selected rows become a RaggedRange over its row splits,
 // giving the new splits and the selection of the next level at once; each
 // values component is gathered by its level's selection.
-func selectRows(s *op.Scope, x *tfbridge.SymbolicStruct, l *levels, sel tfbridge.Output) []tfbridge.Output {
+func selectRows(s *op.Scope, x *Struct, l *levels, sel tfbridge.Output) []tfbridge.Output {
 	comps := x.Components()
 	selOf := make([]tfbridge.Output, l.n)
 	selOf[0] = sel
@@ -49,11 +49,11 @@ func selectRows(s *op.Scope, x *tfbridge.SymbolicStruct, l *levels, sel tfbridge
 	return out
 }
 
-func build(s *op.Scope, what string, spec st.Spec, comps []tfbridge.Output) *tfbridge.SymbolicStruct {
+func build(s *op.Scope, what string, spec st.Spec, comps []tfbridge.Output) *Struct {
 	if s.Err() != nil {
 		return nil
 	}
-	r, err := tfbridge.NewSymbolicStruct(spec.(*st.StructSpec), comps)
+	r, err := NewStruct(spec.(*st.StructSpec), comps)
 	if err != nil {
 		s.UpdateErr(what, err)
 		return nil
@@ -64,7 +64,7 @@ func build(s *op.Scope, what string, spec st.Spec, comps []tfbridge.Output) *tfb
 // Gather returns the rows indices (an int32 or int64 vector) of x's outer
 // dimension, in order: ops.Gather(x, indices, 0, 0) in the graph. An index
 // out of range is an InvalidArgument error when the graph runs.
-func Gather(s *op.Scope, x *tfbridge.SymbolicStruct, indices tfbridge.Output) *tfbridge.SymbolicStruct {
+func Gather(s *op.Scope, x *Struct, indices tfbridge.Output) *Struct {
 	s = s.SubScope("Gather")
 	l, err := root(x)
 	if err != nil {
@@ -81,7 +81,7 @@ func Gather(s *op.Scope, x *tfbridge.SymbolicStruct, indices tfbridge.Output) *t
 
 // BooleanMask returns the rows of x's outer dimension where mask (a bool
 // vector of the same length) is true: ops.BooleanMask(x, mask, 0).
-func BooleanMask(s *op.Scope, x *tfbridge.SymbolicStruct, mask tfbridge.Output) *tfbridge.SymbolicStruct {
+func BooleanMask(s *op.Scope, x *Struct, mask tfbridge.Output) *Struct {
 	s = s.SubScope("BooleanMask")
 	l, err := root(x)
 	if err != nil {
@@ -103,7 +103,7 @@ func BooleanMask(s *op.Scope, x *tfbridge.SymbolicStruct, mask tfbridge.Output) 
 // outerRows returns the number of rows of x's outer dimension (int64
 // scalar): from the first partition of the root or the first field at the
 // root level.
-func outerRows(s *op.Scope, x *tfbridge.SymbolicStruct, l *levels) tfbridge.Output {
+func outerRows(s *op.Scope, x *Struct, l *levels) tfbridge.Output {
 	if d := x.StructSpec().Shape[0]; d >= 0 {
 		return op.Constant(s, int64(d))
 	}
@@ -123,7 +123,7 @@ func outerRows(s *op.Scope, x *tfbridge.SymbolicStruct, l *levels) tfbridge.Outp
 // Concat joins the rows of xs, which must share a spec but for the outer
 // dimension: ops.Concat(xs, 0). Values are concatenated; each partition's
 // row splits are shifted by the number of values before them.
-func Concat(s *op.Scope, xs []*tfbridge.SymbolicStruct) *tfbridge.SymbolicStruct {
+func Concat(s *op.Scope, xs []*Struct) *Struct {
 	s = s.SubScope("Concat")
 	spec, comps, err := sameSpecs(xs)
 	if err != nil {
@@ -145,7 +145,7 @@ func Concat(s *op.Scope, xs []*tfbridge.SymbolicStruct) *tfbridge.SymbolicStruct
 // Stack stacks xs along a new outer dimension: ops.Stack(xs, 0). The old
 // outer dimension becomes a partition (ragged unless every input has the
 // same known length).
-func Stack(s *op.Scope, xs []*tfbridge.SymbolicStruct) *tfbridge.SymbolicStruct {
+func Stack(s *op.Scope, xs []*Struct) *Struct {
 	s = s.SubScope("Stack")
 	spec, comps, err := sameSpecs(xs)
 	if err != nil {
@@ -170,7 +170,7 @@ func Stack(s *op.Scope, xs []*tfbridge.SymbolicStruct) *tfbridge.SymbolicStruct 
 
 // sameSpecs checks that xs are roots of one spec but for the outer
 // dimension, and returns the spec of xs[0] and the components' kinds.
-func sameSpecs(xs []*tfbridge.SymbolicStruct) (*st.StructSpec, []tfbridge.ComponentSpec, error) {
+func sameSpecs(xs []*Struct) (*st.StructSpec, []ComponentSpec, error) {
 	if len(xs) == 0 {
 		return nil, nil, fmt.Errorf("%w: no structs", ErrSpec)
 	}
@@ -191,12 +191,12 @@ func sameSpecs(xs []*tfbridge.SymbolicStruct) (*st.StructSpec, []tfbridge.Compon
 
 // concatComponents concatenates each component across xs, shifting the
 // row splits of input k by the values of the inputs before it.
-func concatComponents(s *op.Scope, xs []*tfbridge.SymbolicStruct, comps []tfbridge.ComponentSpec) []tfbridge.Output {
+func concatComponents(s *op.Scope, xs []*Struct, comps []ComponentSpec) []tfbridge.Output {
 	axis := op.Constant(s, int32(0))
 	out := make([]tfbridge.Output, len(comps))
 	for i, c := range comps {
 		parts := make([]tfbridge.Output, 0, len(xs)+1)
-		if c.Kind == tfbridge.Values {
+		if c.Kind == ValuesComponent {
 			for _, x := range xs {
 				parts = append(parts, x.Components()[i])
 			}

@@ -71,7 +71,7 @@ func TestConcatStackMatchOps(t *testing.T) {
 		}
 		s := op.NewScope()
 		feeds := map[tfbridge.Output]*tfbridge.Tensor{}
-		phs := make([]*tfbridge.SymbolicStruct, m)
+		phs := make([]*graphst.Struct, m)
 		for i, x := range xs {
 			phs[i] = feedStruct(t, s, x, fmt.Sprintf("x%d", i), feeds)
 		}
@@ -104,20 +104,20 @@ func TestOuterOpErrors(t *testing.T) {
 		{Name: "a", Spec: &st.TensorSpec{DType: st.Float32, Shape: st.Shape{st.Unknown}}}}}
 	for _, tc := range []struct {
 		name  string
-		build func(s *op.Scope, x, y *tfbridge.SymbolicStruct)
+		build func(s *op.Scope, x, y *graphst.Struct)
 		want  error
 	}{
-		{"concat of different specs", func(s *op.Scope, x, y *tfbridge.SymbolicStruct) {
-			graphst.Concat(s, []*tfbridge.SymbolicStruct{x, y})
+		{"concat of different specs", func(s *op.Scope, x, y *graphst.Struct) {
+			graphst.Concat(s, []*graphst.Struct{x, y})
 		}, graphst.ErrSpec},
-		{"stack of nothing", func(s *op.Scope, _, _ *tfbridge.SymbolicStruct) {
+		{"stack of nothing", func(s *op.Scope, _, _ *graphst.Struct) {
 			graphst.Stack(s, nil)
 		}, graphst.ErrSpec},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := op.NewScope()
-			x := must(tfbridge.PlaceholdersFromSpec(s.Graph(), spec, "x"))
-			y := must(tfbridge.PlaceholdersFromSpec(s.Graph(), other, "y"))
+			x := must(graphst.Placeholders(s.Graph(), spec, "x"))
+			y := must(graphst.Placeholders(s.Graph(), other, "y"))
 			tc.build(s, x, y)
 			if err := s.Err(); !errors.Is(err, tc.want) {
 				t.Fatalf("error %v, want %v", err, tc.want)
@@ -132,15 +132,15 @@ func TestRuntimeErrors(t *testing.T) {
 	x := must(st.NewStruct(2, st.Field{Name: "a", Value: must(st.NewTensor(st.Shape{2}, []int64{1, 2}))}))
 	for _, tc := range []struct {
 		name  string
-		build func(s *op.Scope, ph *tfbridge.SymbolicStruct) *tfbridge.SymbolicStruct
+		build func(s *op.Scope, ph *graphst.Struct) *graphst.Struct
 	}{
-		{"index out of range", func(s *op.Scope, ph *tfbridge.SymbolicStruct) *tfbridge.SymbolicStruct {
+		{"index out of range", func(s *op.Scope, ph *graphst.Struct) *graphst.Struct {
 			return graphst.Gather(s, ph, op.Constant(s, []int64{0, 2}))
 		}},
-		{"negative index", func(s *op.Scope, ph *tfbridge.SymbolicStruct) *tfbridge.SymbolicStruct {
+		{"negative index", func(s *op.Scope, ph *graphst.Struct) *graphst.Struct {
 			return graphst.Gather(s, ph, op.Constant(s, []int32{-1}))
 		}},
-		{"mask too short", func(s *op.Scope, ph *tfbridge.SymbolicStruct) *tfbridge.SymbolicStruct {
+		{"mask too short", func(s *op.Scope, ph *graphst.Struct) *graphst.Struct {
 			return graphst.BooleanMask(s, ph, op.Constant(s, []bool{true}))
 		}},
 	} {
@@ -154,7 +154,7 @@ func TestRuntimeErrors(t *testing.T) {
 			}
 			sess := must(tfbridge.NewSession(s.Graph()))
 			defer sess.Close()
-			if _, err := sess.RunStruct(feeds, r); !errors.Is(err, tfbridge.ErrInvalidArgument) {
+			if _, err := graphst.Run(t.Context(), sess, feeds, r); !errors.Is(err, tfbridge.ErrInvalidArgument) {
 				t.Fatalf("error %v, want InvalidArgument", err)
 			}
 		})

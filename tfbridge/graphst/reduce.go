@@ -4,91 +4,39 @@ import (
 	"fmt"
 
 	"github.com/structtensor/structtensor-go/ops"
-	st "github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
 	"github.com/structtensor/structtensor-go/tfbridge/op"
 )
-
-// Ragged is a ragged tensor in a graph: the row splits of its partitions,
-// outermost first, and its flat values; without row splits it is a dense
-// tensor. A leaf field selected with tfbridge.SymbolicStruct.Field is one
-// (FieldRagged); the per-row ops take and return Ragged values.
-type Ragged struct {
-	RowSplits []tfbridge.Output
-	Values    tfbridge.Output
-}
-
-// FieldRagged returns the leaf field t in full shape (its ancestors'
-// partitions included) as a Ragged.
-func FieldRagged(t *tfbridge.SymbolicTensor) Ragged {
-	return Ragged{RowSplits: t.RowSplits(), Values: t.Values()}
-}
-
-// Components returns the row splits then the values: what to fetch.
-func (r Ragged) Components() []tfbridge.Output {
-	return append(append([]tfbridge.Output(nil), r.RowSplits...), r.Values)
-}
-
-// Value rebuilds the concrete value from tensors fetched for
-// r.Components(): a *structtensor.Ragged, or a *structtensor.Tensor when r
-// has no row splits. The tensors remain the caller's.
-func (r Ragged) Value(fetched []*tfbridge.Tensor) (st.Value, error) {
-	if len(fetched) != len(r.RowSplits)+1 {
-		return nil, fmt.Errorf("%w: %d tensors for a ragged value of %d partitions", ErrSpec, len(fetched), len(r.RowSplits))
-	}
-	values, err := fetched[len(r.RowSplits)].Value()
-	if err != nil {
-		return nil, err
-	}
-	if len(r.RowSplits) == 0 {
-		return values, nil
-	}
-	splits := make([][]int64, len(r.RowSplits))
-	for i, t := range fetched[:len(r.RowSplits)] {
-		v, err := t.Value()
-		if err != nil {
-			return nil, err
-		}
-		if v.DType() != st.Int64 || v.Rank() != 1 {
-			return nil, fmt.Errorf("%w: row splits %d are %v %v", ErrSpec, i, v.DType(), v.Shape())
-		}
-		splits[i] = v.Int64s()
-	}
-	return st.NewRaggedFromSplits(values, splits...)
-}
-
-// RunRagged runs sess, fetching r, and returns its concrete value.
-func RunRagged(sess *tfbridge.Session, feeds map[tfbridge.Output]*tfbridge.Tensor, r Ragged) (st.Value, error) {
-	out, err := sess.Run(feeds, r.Components(), nil)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		for _, t := range out {
-			t.Close()
-		}
-	}()
-	return r.Value(out)
-}
 
 // outerOf returns the partitions of r above its innermost one, through
 // Identity, so that the result's splits are outputs of its own (fetchable
 // even when r's are fed placeholders).
 func outerOf(s *op.Scope, r Ragged) []tfbridge.Output {
-	outer := make([]tfbridge.Output, len(r.RowSplits)-1)
+	outer := make([]tfbridge.Output, len(r.rowSplits)-1)
 	for i := range outer {
-		outer[i] = op.Identity(s, r.RowSplits[i])
+		outer[i] = op.Identity(s, r.rowSplits[i])
 	}
 	return outer
 }
 
+// perRow returns values, one per row of r's innermost ragged dimension,
+// under r's other partitions.
+func perRow(s *op.Scope, what string, r Ragged, values tfbridge.Output) Ragged {
+	outer := r.outerShape()
+	return newRagged(s, what, values, outerOf(s, r), outer[:len(outer)-1])
+}
+
 // innermost returns the innermost row splits of r, or records an error.
 func innermost(s *op.Scope, what string, r Ragged) (tfbridge.Output, bool) {
-	if len(r.RowSplits) == 0 {
+	if r.spec == nil {
+		s.UpdateErr(what, fmt.Errorf("%w: the zero Ragged (an op that failed?)", ErrSpec))
+		return tfbridge.Output{}, false
+	}
+	if len(r.rowSplits) == 0 {
 		s.UpdateErr(what, fmt.Errorf("%w: a dense value has no ragged dimension", ErrRank))
 		return tfbridge.Output{}, false
 	}
-	return r.RowSplits[len(r.RowSplits)-1], s.Err() == nil
+	return r.rowSplits[len(r.rowSplits)-1], s.Err() == nil
 }
 
 // RowLengths returns the lengths of the rows of r's innermost ragged
@@ -100,7 +48,7 @@ func RowLengths(s *op.Scope, r Ragged) Ragged {
 	if !ok {
 		return Ragged{}
 	}
-	return Ragged{RowSplits: outerOf(s, r), Values: rowLengths(s, splits)}
+	return perRow(s, "RowLengths", r, rowLengths(s, splits))
 }
 
 func rowLengths(s *op.Scope, splits tfbridge.Output) tfbridge.Output {
@@ -117,7 +65,7 @@ func RowIDs(s *op.Scope, r Ragged) tfbridge.Output {
 	if !ok {
 		return tfbridge.Output{}
 	}
-	return rowIDs(s, splits, r.Values)
+	return rowIDs(s, splits, r.values)
 }
 
 // rowIDs marks where each row after the first starts (a 1 at value
@@ -143,11 +91,10 @@ func ReduceRows(s *op.Scope, r Ragged, red ops.Reduction) Ragged {
 	if !ok {
 		return Ragged{}
 	}
-	outer := outerOf(s, r)
 	if red == ops.ReduceCount {
-		return Ragged{RowSplits: outer, Values: rowLengths(s, splits)}
+		return perRow(s, "ReduceRows", r, rowLengths(s, splits))
 	}
-	dt := r.Values.DType()
+	dt := r.values.DType()
 	numeric := dt == tfbridge.Int32 || dt == tfbridge.Int64 || dt == tfbridge.Uint32 || dt == tfbridge.Uint64 || dt == tfbridge.Float || dt == tfbridge.Double
 	isFloat := dt == tfbridge.Float || dt == tfbridge.Double
 	switch {
@@ -158,14 +105,14 @@ func ReduceRows(s *op.Scope, r Ragged, red ops.Reduction) Ragged {
 		s.UpdateErr("ReduceRows", fmt.Errorf("%w: reduce %v of %v values", ErrSpec, red, dt))
 		return Ragged{}
 	}
-	ids := rowIDs(s, splits, r.Values)
+	ids := rowIDs(s, splits, r.values)
 	rows := op.Sub(s, op.Size(s, splits, op.SizeOutType(tfbridge.Int64)), op.Constant(s, int64(1)))
 	var out tfbridge.Output
 	switch red {
 	case ops.ReduceSum:
-		out = segmentSum(s, r.Values, ids, rows)
+		out = segmentSum(s, r.values, ids, rows)
 	case ops.ReduceMean:
-		sum := segmentSum(s, r.Values, ids, rows)
+		sum := segmentSum(s, r.values, ids, rows)
 		n := op.Cast(s, rowLengths(s, splits), dt)
 		// Divide each row (of any inner shape) by its length: lengths as
 		// [rows, 1, ...] broadcast over the inner dimensions.
@@ -173,18 +120,18 @@ func ReduceRows(s *op.Scope, r Ragged, red ops.Reduction) Ragged {
 		shape := op.ConcatV2(s, []tfbridge.Output{op.Constant(s, []int32{-1}), op.Fill(s, op.Reshape(s, op.Sub(s, rank, op.Constant(s, int32(1))), op.Constant(s, []int64{1})), op.Constant(s, int32(1)))}, op.Constant(s, int32(0)))
 		out = op.RealDiv(s, sum, op.Reshape(s, n, shape))
 	case ops.ReduceMin:
-		out = op.UnsortedSegmentMin(s, r.Values, ids, rows)
+		out = op.UnsortedSegmentMin(s, r.values, ids, rows)
 	case ops.ReduceMax:
-		out = op.UnsortedSegmentMax(s, r.Values, ids, rows)
+		out = op.UnsortedSegmentMax(s, r.values, ids, rows)
 	case ops.ReduceAny:
 		// Count the true values per row: any is a count above zero.
-		trues := segmentSum(s, op.Cast(s, r.Values, tfbridge.Int32), ids, rows)
+		trues := segmentSum(s, op.Cast(s, r.values, tfbridge.Int32), ids, rows)
 		out = op.Greater(s, trues, op.Constant(s, int32(0)))
 	case ops.ReduceAll:
-		falses := segmentSum(s, op.Cast(s, op.LogicalNot(s, r.Values), tfbridge.Int32), ids, rows)
+		falses := segmentSum(s, op.Cast(s, op.LogicalNot(s, r.values), tfbridge.Int32), ids, rows)
 		out = op.Equal(s, falses, op.Constant(s, int32(0)))
 	}
-	return Ragged{RowSplits: outer, Values: out}
+	return perRow(s, "ReduceRows", r, out)
 }
 
 // ToDense returns r as a dense tensor, rows padded with defaultValue (a
@@ -193,8 +140,8 @@ func ReduceRows(s *op.Scope, r Ragged, red ops.Reduction) Ragged {
 // RaggedTensor.to_tensor(default_value, shape).
 func ToDense(s *op.Scope, r Ragged, defaultValue tfbridge.Output, shape []int64) tfbridge.Output {
 	s = s.SubScope("ToDense")
-	if len(r.RowSplits) == 0 {
-		return r.Values
+	if len(r.rowSplits) == 0 {
+		return r.values
 	}
 	var sh tfbridge.Output
 	if shape == nil {
@@ -202,11 +149,11 @@ func ToDense(s *op.Scope, r Ragged, defaultValue tfbridge.Output, shape []int64)
 	} else {
 		sh = op.Constant(s, shape)
 	}
-	types := make([]string, len(r.RowSplits))
+	types := make([]string, len(r.rowSplits))
 	for i := range types {
 		types[i] = "ROW_SPLITS"
 	}
-	return op.RaggedTensorToTensor(s, sh, r.Values, defaultValue, r.RowSplits, types)
+	return op.RaggedTensorToTensor(s, sh, r.values, defaultValue, r.rowSplits, types)
 }
 
 // segmentSum sums the rows of values by their sorted row ids: SegmentSum,

@@ -1,6 +1,7 @@
 package graphst_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,16 +68,25 @@ func drawValues(t *rapid.T, dt st.DType, shape st.Shape) *st.Tensor {
 // feedRagged adds placeholders for a ragged value of ragged rank depth and
 // returns them as a graphst.Ragged with their feeds.
 func feedRagged(t rapid.TB, s *op.Scope, x *st.Ragged, feeds map[tfbridge.Output]*tfbridge.Tensor) graphst.Ragged {
-	var r graphst.Ragged
+	var splits []tfbridge.Output
 	for _, p := range x.Partitions() {
 		ph := op.Placeholder(s, tfbridge.Int64, op.PlaceholderShape(op.ShapeOf(-1)))
 		feeds[ph] = must(tfbridge.NewTensor(must(st.NewTensor(st.Shape{p.NumRows() + 1}, p.RowSplits()))))
-		r.RowSplits = append(r.RowSplits, ph)
+		splits = append(splits, ph)
 	}
 	dt := must(tfbridge.DTypeOf(x.DType()))
-	r.Values = op.Placeholder(s, dt)
-	feeds[r.Values] = must(tfbridge.NewTensor(x.Values()))
-	return r
+	shape := append([]int64{-1}, int64s(x.Values().Shape()[1:])...)
+	values := op.Placeholder(s, dt, op.PlaceholderShape(op.ShapeOf(shape...)))
+	feeds[values] = must(tfbridge.NewTensor(x.Values()))
+	return graphst.NewRagged(s, values, splits...)
+}
+
+func int64s(dims []int) []int64 {
+	out := make([]int64, len(dims))
+	for i, d := range dims {
+		out[i] = int64(d)
+	}
+	return out
 }
 
 func TestReduceRowsMatchesOps(t *testing.T) {
@@ -108,7 +118,7 @@ func TestReduceRowsMatchesOps(t *testing.T) {
 		sess := must(tfbridge.NewSession(s.Graph()))
 		defer sess.Close()
 		for i, f := range fetch {
-			got := must(graphst.RunRagged(sess, feeds, f))
+			got := must(graphst.Run(context.Background(), sess, feeds, f))
 			if !st.Equal(got, want[i]) {
 				t.Fatalf("reduction %d: graph %v, ops %v", i, got, want[i])
 			}
@@ -140,10 +150,11 @@ func TestReduceRowsErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := op.NewScope()
-			r := graphst.Ragged{Values: op.Placeholder(s, tc.dt)}
+			var splits []tfbridge.Output
 			if !tc.dense {
-				r.RowSplits = []tfbridge.Output{op.Placeholder(s, tfbridge.Int64)}
+				splits = []tfbridge.Output{op.Placeholder(s, tfbridge.Int64, op.PlaceholderShape(op.ShapeOf(-1)))}
 			}
+			r := graphst.NewRagged(s, op.Placeholder(s, tc.dt, op.PlaceholderShape(op.ShapeOf(-1))), splits...)
 			graphst.ReduceRows(s, r, tc.red)
 			want := graphst.ErrSpec
 			if tc.dense {
@@ -333,14 +344,14 @@ func TestAgainstTensorFlow(t *testing.T) {
 			}
 		}
 		def := op.Constant(s, must(st.NewScalar(c.Default)))
-		fetch["dense"] = graphst.Ragged{Values: graphst.ToDense(s, r, def, c.Shape)}
+		fetch["dense"] = graphst.NewRagged(s, graphst.ToDense(s, r, def, c.Shape))
 		ids := graphst.RowIDs(s, r)
 		if err := s.Err(); err != nil {
 			t.Fatal(err)
 		}
 		sess := must(tfbridge.NewSession(s.Graph()))
 		for name, f := range fetch {
-			got := must(graphst.RunRagged(sess, feeds, f))
+			got := must(graphst.Run(t.Context(), sess, feeds, f))
 			want, ok := results[i][name]
 			if !ok {
 				t.Fatalf("case %d: python gave no %s", i, name)

@@ -1,4 +1,4 @@
-package tfbridge
+package graphst_test
 
 import (
 	"errors"
@@ -6,7 +6,27 @@ import (
 	"testing"
 
 	"github.com/structtensor/structtensor-go/structtensor"
+	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 )
+
+func mustTensor(t testing.TB, shape structtensor.Shape, values any) *structtensor.Tensor {
+	t.Helper()
+	v, err := structtensor.NewTensor(shape, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func mustOp(t *testing.T, g *tfbridge.Graph, spec tfbridge.OpSpec) *tfbridge.Operation {
+	t.Helper()
+	op, err := g.AddOperation(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op
+}
 
 // nestedValue is a batch of three records with a dense scalar, a ragged
 // list, a ragged list of structs holding a doubly ragged field, and a
@@ -76,28 +96,28 @@ func scalarValue(t *testing.T) *structtensor.StructTensor {
 // identityStruct feeds st through placeholders and one Identity op per
 // component, and returns the session, the feeds and the symbolic struct
 // over the Identity outputs.
-func identityStruct(t *testing.T, st *structtensor.StructTensor) (*Session, map[Output]*Tensor, *SymbolicStruct) {
+func identityStruct(t *testing.T, st *structtensor.StructTensor) (*tfbridge.Session, map[tfbridge.Output]*tfbridge.Tensor, *graphst.Struct) {
 	t.Helper()
-	g := NewGraph()
+	g := tfbridge.NewGraph()
 	t.Cleanup(g.Close)
 	spec := st.Spec().(*structtensor.StructSpec)
-	ph, err := PlaceholdersFromSpec(g, spec, "in")
+	ph, err := graphst.Placeholders(g, spec, "in")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var outs []Output
+	var outs []tfbridge.Output
 	for _, c := range ph.Components() {
-		outs = append(outs, mustOp(t, g, OpSpec{Type: "Identity", Input: []Input{c}}).Output(0))
+		outs = append(outs, mustOp(t, g, tfbridge.OpSpec{Type: "Identity", Input: []tfbridge.Input{c}}).Output(0))
 	}
-	sym, err := NewSymbolicStruct(spec, outs)
+	sym, err := graphst.NewStruct(spec, outs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	feeds, err := FeedStruct(ph, st)
+	feeds, err := graphst.Feed(ph, st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSession(g)
+	s, err := tfbridge.NewSession(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +133,7 @@ func TestStructRoundTrip(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, feeds, sym := identityStruct(t, st)
-			got, err := s.RunStruct(feeds, sym)
+			got, err := graphst.Run(t.Context(), s, feeds, sym)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +147,7 @@ func TestStructRoundTrip(t *testing.T) {
 // TestComponentOrder pins the documented component order on the nested
 // value's spec.
 func TestComponentOrder(t *testing.T) {
-	comps, err := Components(nestedValue(t).Spec().(*structtensor.StructSpec))
+	comps, err := graphst.Components(nestedValue(t).Spec().(*structtensor.StructSpec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +184,7 @@ func TestSymbolicField(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.RunSymbolic(feeds, f)
+		got, err := graphst.Run(t.Context(), s, feeds, f)
 		if err != nil {
 			t.Fatalf("%v: %v", path, err)
 		}
@@ -189,22 +209,22 @@ func TestSymbolicField(t *testing.T) {
 func TestSymbolicStructErrors(t *testing.T) {
 	st := nestedValue(t)
 	spec := st.Spec().(*structtensor.StructSpec)
-	g := NewGraph()
+	g := tfbridge.NewGraph()
 	defer g.Close()
-	ph, err := PlaceholdersFromSpec(g, spec, "in")
+	ph, err := graphst.Placeholders(g, spec, "in")
 	if err != nil {
 		t.Fatal(err)
 	}
 	comps := ph.Components()
-	if _, err := NewSymbolicStruct(spec, comps[1:]); !errors.Is(err, ErrShape) {
+	if _, err := graphst.NewStruct(spec, comps[1:]); !errors.Is(err, tfbridge.ErrShape) {
 		t.Errorf("too few components: %v", err)
 	}
-	swapped := append([]Output(nil), comps...)
+	swapped := append([]tfbridge.Output(nil), comps...)
 	swapped[1], swapped[2] = swapped[2], swapped[1] // int64 splits <-> string values
-	if _, err := NewSymbolicStruct(spec, swapped); !errors.Is(err, ErrDType) {
+	if _, err := graphst.NewStruct(spec, swapped); !errors.Is(err, tfbridge.ErrDType) {
 		t.Errorf("swapped components: %v", err)
 	}
-	if _, err := FeedStruct(ph, uniformValue(t)); !errors.Is(err, structtensor.ErrSpec) {
+	if _, err := graphst.Feed(ph, uniformValue(t)); !errors.Is(err, structtensor.ErrSpec) {
 		t.Errorf("feeding a value of another spec: %v", err)
 	}
 
@@ -214,16 +234,16 @@ func TestSymbolicStructErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad, _ := NewTensor(mustTensor(t, nil, []int64{0, 2, 1, 3}))
+	bad, _ := tfbridge.NewTensor(mustTensor(t, nil, []int64{0, 2, 1, 3}))
 	feeds[splits] = bad
-	if _, err := s.RunStruct(feeds, sym); !errors.Is(err, structtensor.ErrPartition) || !strings.Contains(err.Error(), "items/row_splits_0") {
+	if _, err := graphst.Run(t.Context(), s, feeds, sym); !errors.Is(err, structtensor.ErrPartition) || !strings.Contains(err.Error(), "items/row_splits_0") {
 		t.Errorf("bad row splits: %v", err)
 	}
 	// Row splits that do not match the values: the struct constructor's
 	// error, named.
-	short, _ := NewTensor(mustTensor(t, nil, []int64{0, 1, 1, 2}))
+	short, _ := tfbridge.NewTensor(mustTensor(t, nil, []int64{0, 1, 1, 2}))
 	feeds[splits] = short
-	if _, err := s.RunStruct(feeds, sym); err == nil || !strings.Contains(err.Error(), "items") {
+	if _, err := graphst.Run(t.Context(), s, feeds, sym); err == nil || !strings.Contains(err.Error(), "items") {
 		t.Errorf("inconsistent row splits: %v", err)
 	}
 }

@@ -1,15 +1,17 @@
-package tfbridge
+package graphst_test
 
 import (
 	"testing"
 
 	"github.com/structtensor/structtensor-go/structtensor"
+	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 )
 
 // componentsFromBytes turns fuzz input into one tensor per component of
 // comps: for each, a length byte (mod 9) and that many small elements, so
 // row splits may be short, long, decreasing or inconsistent.
-func componentsFromBytes(comps []ComponentSpec, data []byte) []*structtensor.Tensor {
+func componentsFromBytes(comps []graphst.ComponentSpec, data []byte) []*structtensor.Tensor {
 	next := func() int {
 		if len(data) == 0 {
 			return 0
@@ -21,7 +23,7 @@ func componentsFromBytes(comps []ComponentSpec, data []byte) []*structtensor.Ten
 	out := make([]*structtensor.Tensor, len(comps))
 	for i, c := range comps {
 		n := next() % 9
-		if c.Kind == Values && len(c.Shape) != 1 {
+		if c.Kind == graphst.ValuesComponent && len(c.Shape) != 1 {
 			n = 1 // a rank-0 leaf of a scalar struct
 		}
 		var vals any
@@ -50,7 +52,7 @@ func componentsFromBytes(comps []ComponentSpec, data []byte) []*structtensor.Ten
 			vals = v
 		}
 		shape := structtensor.Shape{n}
-		if c.Kind == Values && len(c.Shape) == 0 {
+		if c.Kind == graphst.ValuesComponent && len(c.Shape) == 0 {
 			shape = structtensor.Shape{}
 		}
 		t, err := structtensor.NewTensor(shape, vals)
@@ -87,30 +89,30 @@ func unknownBatch(s structtensor.Spec) structtensor.Spec {
 	return s
 }
 
-// FuzzRunStruct feeds arbitrary components to a symbolic nested struct:
-// RunStruct must return a valid StructTensor or an error, never panic, and a
-// StructTensor it returns must survive FeedStruct/RunStruct unchanged.
-func FuzzRunStruct(f *testing.F) {
+// FuzzRun feeds arbitrary components to a nested Struct: Run must return a
+// valid StructTensor or an error, never panic, and a StructTensor it
+// returns must survive Feed and Run unchanged.
+func FuzzRun(f *testing.F) {
 	spec := unknownBatch(nestedValue(f).Spec()).(*structtensor.StructSpec)
-	g := NewGraph()
+	g := tfbridge.NewGraph()
 	defer g.Close()
-	ph, err := PlaceholdersFromSpec(g, spec, "in")
+	ph, err := graphst.Placeholders(g, spec, "in")
 	if err != nil {
 		f.Fatal(err)
 	}
-	var outs []Output
+	var outs []tfbridge.Output
 	for _, c := range ph.Components() {
-		op, err := g.AddOperation(OpSpec{Type: "Identity", Input: []Input{c}})
+		op, err := g.AddOperation(tfbridge.OpSpec{Type: "Identity", Input: []tfbridge.Input{c}})
 		if err != nil {
 			f.Fatal(err)
 		}
 		outs = append(outs, op.Output(0))
 	}
-	sym, err := NewSymbolicStruct(spec, outs)
+	sym, err := graphst.NewStruct(spec, outs)
 	if err != nil {
 		f.Fatal(err)
 	}
-	s, err := NewSession(g)
+	s, err := tfbridge.NewSession(g)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -137,25 +139,25 @@ func FuzzRunStruct(f *testing.F) {
 	f.Add([]byte{8, 255, 0, 7, 1, 1, 1, 1, 1, 2, 200, 3})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		vals := componentsFromBytes(comps, data)
-		feeds := map[Output]*Tensor{}
+		feeds := map[tfbridge.Output]*tfbridge.Tensor{}
 		for i, v := range vals {
-			tt, err := NewTensor(v)
+			tt, err := tfbridge.NewTensor(v)
 			if err != nil {
 				t.Fatal(err)
 			}
 			feeds[ph.Components()[i]] = tt
 		}
-		got, err := s.RunStruct(feeds, sym)
+		got, err := graphst.Run(t.Context(), s, feeds, sym)
 		if err != nil {
 			return
 		}
-		again, err := FeedStruct(ph, got)
+		again, err := graphst.Feed(ph, got.(*structtensor.StructTensor))
 		if err != nil {
-			t.Fatalf("FeedStruct of a RunStruct result: %v", err)
+			t.Fatalf("Feed of a Run result: %v", err)
 		}
-		back, err := s.RunStruct(again, sym)
+		back, err := graphst.Run(t.Context(), s, again, sym)
 		if err != nil {
-			t.Fatalf("second RunStruct: %v", err)
+			t.Fatalf("second Run: %v", err)
 		}
 		if !structtensor.Equal(back, got) {
 			t.Fatalf("round trip changed %v into %v", got, back)
