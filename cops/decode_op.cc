@@ -306,8 +306,7 @@ void failConstruction(TF_OpKernelConstruction* ctx, TF_Code code, const std::str
 std::atomic<int> injectFault{0};
 
 void maybeThrow(int where) {
-  int want = where;
-  if (injectFault.compare_exchange_strong(want, 0)) throw std::bad_alloc();
+  if (structtensor_cops_take_fault(where)) throw std::bad_alloc();
 }
 
 // newKernel parses the plan once per kernel instance and checks that
@@ -808,10 +807,9 @@ void setMsg(char* msg, size_t msg_len, const std::string& s) {
 
 }  // namespace
 
-extern "C" int structtensor_cops_register(char* msg, size_t msg_len) {
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
-  setMsg(msg, msg_len, "");
+namespace {
+
+int registerProtoOp(char* msg, size_t msg_len) {
   if (opRegistered()) return STRUCTTENSOR_COPS_ALREADY;
 
   TF_OpDefinitionBuilder* b = TF_NewOpDefinitionBuilder(kOpName);
@@ -836,6 +834,28 @@ extern "C" int structtensor_cops_register(char* msg, size_t msg_len) {
     return STRUCTTENSOR_COPS_ERROR;
   }
   return STRUCTTENSOR_COPS_REGISTERED;
+}
+
+}  // namespace
+
+// structtensor_cops_register registers both ops: each is checked in the
+// registry on its own, so a library of an older build that registered
+// only the proto op leaves the example op to this call.
+extern "C" int structtensor_cops_register(char* msg, size_t msg_len) {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  setMsg(msg, msg_len, "");
+  const int proto = registerProtoOp(msg, msg_len);
+  if (proto == STRUCTTENSOR_COPS_ERROR) return proto;
+  const int example = structtensor_cops_register_example(msg, msg_len);
+  if (example == STRUCTTENSOR_COPS_ERROR) return example;
+  return proto == STRUCTTENSOR_COPS_ALREADY && example == STRUCTTENSOR_COPS_ALREADY ? STRUCTTENSOR_COPS_ALREADY
+                                                                                    : STRUCTTENSOR_COPS_REGISTERED;
+}
+
+extern "C" int structtensor_cops_take_fault(int where) {
+  int want = where;
+  return injectFault.compare_exchange_strong(want, 0) ? 1 : 0;
 }
 
 extern "C" long long structtensor_cops_loaned_blocks(void) { return loanedBlocks.load(); }

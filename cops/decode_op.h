@@ -12,6 +12,10 @@ extern "C" {
 // The name of the op in graphs (Python: struct_tensor_decode_proto).
 #define STRUCTTENSOR_DECODE_OP_NAME "StructTensorDecodeProto"
 
+// The name of the tf.Example / SequenceExample decode op in graphs
+// (Python: struct_tensor_decode_example); example_op.cc.
+#define STRUCTTENSOR_DECODE_EXAMPLE_OP_NAME "StructTensorDecodeExample"
+
 // Outcomes of structtensor_cops_register.
 enum {
   STRUCTTENSOR_COPS_REGISTERED = 0,       // registered by this call
@@ -26,6 +30,16 @@ enum {
 // the registry, shared by every copy of this code in a process, is the
 // guard. On error it writes a NUL-terminated message into msg.
 int structtensor_cops_register(char* msg, size_t msg_len);
+
+// structtensor_cops_register_example registers the example decode op and
+// its CPU kernel (example_op.cc) unless the registry has it;
+// structtensor_cops_register calls it after the proto decode op.
+int structtensor_cops_register_example(char* msg, size_t msg_len);
+
+// structtensor_cops_take_fault reports whether a fault was injected
+// (structtensor_cops_inject_fault) for where, and clears it: the kernels of
+// both ops then throw std::bad_alloc.
+int structtensor_cops_take_fault(int where);
 
 // structtensor_cops_loaned_blocks returns the number of output memory
 // blocks the kernels of this copy of the code have lent out (to the engine

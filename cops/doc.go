@@ -1,8 +1,9 @@
 // Package cops holds structtensor's TensorFlow custom ops, written against
 // TensorFlow's ABI-stable C op and kernel API (tensorflow/c/ops.h,
-// tensorflow/c/kernels.h): today one op, StructTensorDecodeProto, which
-// runs the native shredding engine (package native) inside a TensorFlow
-// graph.
+// tensorflow/c/kernels.h): StructTensorDecodeProto, which runs the native
+// shredding engine (package native) inside a TensorFlow graph, and
+// StructTensorDecodeExample, which runs its tf.Example feature decoder
+// (see "The example op" below).
 //
 // # The op
 //
@@ -62,6 +63,36 @@
 // the record index, the byte offset inside it and the field path, and no
 // output; the blocks lent to it go back to the pool.
 //
+// # The example op
+//
+//	StructTensorDecodeExample(records: string) -> (components: component_dtypes)
+//	attrs: plan: string    decode.ExamplePlan's byte form (MarshalBinary)
+//	       layout: string  how fields are assembled from the plan's slots (MarshalLayout)
+//	       component_dtypes: list(type)
+//	       num_threads: int = 0
+//
+// records are serialized tf.Example (or tf.SequenceExample) records; the
+// outputs are the components of plan.Spec() in tfbridge order, as
+// tf.io.parse_example shapes the features: a FixedLen feature is one dense
+// [B, shape...] tensor (defaults filled in), a VarLen, Ragged or
+// FixedLenSequence feature its row splits (outermost first, uniform
+// partitions included) and values. DecodeExampleGraph wraps them as a
+// symbolic StructTensor, each through EnsureShape (the C shape-inference
+// API cannot read the layout, so the op's own outputs have unknown shape).
+// The kernel (example_op.cc) checks the layout against the plan and the
+// component dtypes when TensorFlow creates it. A record the decoder
+// rejects fails the run with InvalidArgument naming the record, the byte
+// offset (where one exists: not for a missing feature or a partition
+// that does not fit) and the feature key.
+//
+// Buffer ownership is simpler than the proto op's: the records are read in
+// place during the engine call only, and every output is allocated by
+// TensorFlow (TF_AllocateOutput) and filled by copying out of the engine's
+// result, which is freed before the kernel returns; strings are TF_TStrings
+// that own their bytes. No output refers to the input or to engine memory
+// (TestExampleOpOutputsOutliveInput copies them through TensorFlow ops
+// after the input, session and graph are gone).
+//
 // # Registration
 //
 // The same C++ sources serve two hosts:
@@ -73,7 +104,8 @@
 //     into build/libstructtensor_ops.so, which Python's tf.load_op_library
 //     (or tfbridge.LoadLibrary) loads; load.cc registers on load.
 //
-// TensorFlow aborts the process when an op name is registered twice, and
+// Register and the library's load hook register both ops. TensorFlow
+// aborts the process when an op name is registered twice, and
 // each host carries its own copy of the code, so a flag in one copy cannot
 // guard the other. The guard is TensorFlow's own op registry, which every
 // copy shares: registration first looks the op up (TF_GraphGetOpDef) and

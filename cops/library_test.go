@@ -52,8 +52,8 @@ func TestLoadLibraryThenRegister(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Join(l.Ops, ",") != OpName {
-			t.Fatalf("library registered %v, want [%s]", l.Ops, OpName)
+		if strings.Join(l.Ops, ",") != OpName+","+ExampleOpName {
+			t.Fatalf("library registered %v, want [%s %s]", l.Ops, OpName, ExampleOpName)
 		}
 		if err := Register(); err != nil {
 			t.Fatal(err)

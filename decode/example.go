@@ -260,7 +260,10 @@ func (p *ExamplePlan) Spec() *structtensor.StructSpec {
 		case o.section == sectionFeatureLists:
 			s = &structtensor.RaggedSpec{DType: f.DType, RaggedRank: 2, Shape: structtensor.Shape{structtensor.Unknown, structtensor.Unknown, structtensor.Unknown}}
 		default:
-			shape := structtensor.Shape{structtensor.Unknown}
+			// [B, rows, d1, ..., dk]: partition j cuts the items below
+			// it into the rows of dimension j+2, so a uniform one fixes
+			// that dimension (as tf.io.RaggedFeature shapes it).
+			shape := structtensor.Shape{structtensor.Unknown, structtensor.Unknown}
 			for _, part := range f.Partitions {
 				if part.Kind == UniformRowLength {
 					shape = append(shape, part.Length)
@@ -268,7 +271,6 @@ func (p *ExamplePlan) Spec() *structtensor.StructSpec {
 					shape = append(shape, structtensor.Unknown)
 				}
 			}
-			shape = append(shape, structtensor.Unknown)
 			s = &structtensor.RaggedSpec{DType: f.DType, RaggedRank: len(shape) - 1, Shape: shape}
 		}
 		fields = append(fields, structtensor.FieldSpec{Name: o.name, Spec: s})

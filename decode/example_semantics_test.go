@@ -163,7 +163,7 @@ func TestExampleSpecJSON(t *testing.T) {
 		t.Errorf("got %+v\nwant %+v", spec, want)
 	}
 	plan := mustCompileExample(t, spec)
-	const wantSpec = "StructSpec([None], {age: TensorSpec([None], int64), emb: TensorSpec([None, 2, 2], float32), seq: RaggedTensorSpec([None, None, 3], float32, ragged_rank=1), tags: RaggedTensorSpec([None, None], string, ragged_rank=1), tok: RaggedTensorSpec([None, None, 2, None], string, ragged_rank=3)})"
+	const wantSpec = "StructSpec([None], {age: TensorSpec([None], int64), emb: TensorSpec([None, 2, 2], float32), seq: RaggedTensorSpec([None, None, 3], float32, ragged_rank=1), tags: RaggedTensorSpec([None, None], string, ragged_rank=1), tok: RaggedTensorSpec([None, None, None, 2], string, ragged_rank=3)})"
 	if got := plan.Spec().String(); got != wantSpec {
 		t.Errorf("spec %s\nwant %s", got, wantSpec)
 	}

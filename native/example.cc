@@ -1299,6 +1299,11 @@ extern "C" {
 
 int64_t st_example_plan_num_slots(const st_example_plan* plan) { return plan ? int64_t(plan->slots.size()) : 0; }
 
+int32_t st_example_plan_slot_dtype(const st_example_plan* plan, int64_t slot) {
+  if (!plan || slot < 0 || slot >= int64_t(plan->slots.size())) return 0;
+  return plan->slots[size_t(slot)].dtype;
+}
+
 }  // extern "C"
 
 namespace {

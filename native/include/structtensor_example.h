@@ -48,6 +48,8 @@ typedef struct st_example_result st_example_result;
 st_example_plan* st_example_plan_new(const uint8_t* data, size_t len, st_error* err);
 void st_example_plan_free(st_example_plan* plan);
 int64_t st_example_plan_num_slots(const st_example_plan* plan);
+/* The dtype of a slot's values (ST_INT64, ST_FLOAT32 or ST_STRING), or 0 on a bad index. */
+int32_t st_example_plan_slot_dtype(const st_example_plan* plan, int64_t slot);
 
 /* Record i is ptrs[i][0:lens[i]]. */
 st_example_result* st_example_decode(const st_example_plan* plan, const uint8_t* const* ptrs,

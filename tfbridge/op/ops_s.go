@@ -3319,6 +3319,23 @@ func StringUpperEncoding(value string) StringUpperOption {
 	return func(a attrs) { a["encoding"] = value }
 }
 
+// StructTensorDecodeExample adds a StructTensorDecodeExample operation.
+//
+// Optional attributes are set with StructTensorDecodeExampleOption values.
+func StructTensorDecodeExample(s *Scope, records tfbridge.Output, plan string, layout string, componentDtypes []tfbridge.DType, opts ...StructTensorDecodeExampleOption) (components []tfbridge.Output) {
+	op := addOp(s, "StructTensorDecodeExample", []tfbridge.Input{records}, attrs{"plan": plan, "layout": layout, "component_dtypes": componentDtypes}, opts)
+	outs := splitOutputs(s, op, "components")
+	return outs[0]
+}
+
+// StructTensorDecodeExampleOption sets an optional attribute of StructTensorDecodeExample.
+type StructTensorDecodeExampleOption func(attrs)
+
+// StructTensorDecodeExampleNumThreads sets the attribute num_threads of StructTensorDecodeExample (default 0).
+func StructTensorDecodeExampleNumThreads(value int64) StructTensorDecodeExampleOption {
+	return func(a attrs) { a["num_threads"] = value }
+}
+
 // StructTensorDecodeProto adds a StructTensorDecodeProto operation.
 //
 // Optional attributes are set with StructTensorDecodeProtoOption values.
