@@ -48,7 +48,7 @@ constexpr const char* kAttrNumThreads = "num_threads";
 // Field layouts and partition kinds of the layout byte form
 // (decode.ExamplePlan.MarshalLayout).
 enum : uint64_t { L_DENSE = 0, L_RAGGED = 1, L_LISTS = 2, L_STRIDE = 3, L_STEPS = 4 };
-enum : uint64_t { P_ROW_SPLITS = 1, P_ROW_LENGTHS = 2, P_UNIFORM = 3 };
+enum : uint64_t { P_ROW_SPLITS = 1, P_ROW_LENGTHS = 2, P_UNIFORM = 3, P_VALUE_ROWIDS = 4, P_ROW_STARTS = 5, P_ROW_LIMITS = 6 };
 
 struct Status {
   TF_Status* s = TF_NewStatus();
@@ -154,7 +154,8 @@ std::string parseLayout(const std::vector<char>& bytes, const st_example_plan* p
       if (p.kind == P_UNIFORM) {
         p.length = r.small(uint64_t(1) << 31);
         if (p.length == 0) r.ok = false;
-      } else if (p.kind == P_ROW_SPLITS || p.kind == P_ROW_LENGTHS) {
+      } else if (p.kind == P_ROW_SPLITS || p.kind == P_ROW_LENGTHS || p.kind == P_VALUE_ROWIDS || p.kind == P_ROW_STARTS ||
+                 p.kind == P_ROW_LIMITS) {
         p.slot = r.small(static_cast<uint64_t>(slots));
         if (r.ok && st_example_plan_slot_dtype(plan, p.slot) != ST_INT64) return "field \"" + f.name + "\": a partition key is not int64";
       } else {
@@ -390,7 +391,18 @@ struct Run {
     return true;
   }
 
-  bool field(const Field& f) {
+  // A Ragged feature's partitions, computed before any output is made
+  // (so that the error is the first bad record of any feature, as in the
+  // Go decode): each level's row splits, outermost first.
+  struct Partitioned {
+    std::vector<std::vector<int64_t>> levels;
+    int64_t bad_record = -1;
+    std::string error;
+  };
+
+  // field makes a field's outputs; parted holds a Ragged feature's
+  // partitions (partition).
+  bool field(const Field& f, const Partitioned* parted) {
     std::vector<int64_t> s0, s1;
     switch (f.layout) {
       case L_DENSE:
@@ -410,81 +422,121 @@ struct Run {
       default:
         if (!slotSplits(f, f.slot, 0, nrows, &s0)) return false;
         if (f.parts.empty()) return splits(s0) && values(f, s0.back(), {});
-        return partitioned(f, s0);
+        for (const auto& l : parted->levels) {
+          if (!splits(l)) return false;
+        }
+        return values(f, s0.back(), {});
     }
   }
 
-  // partitioned applies a Ragged feature's partitions record by record,
+  // partition applies a Ragged feature's partitions record by record,
   // innermost first (as tf.io.RaggedFeature does on each example), and
-  // joins the records: each level's row splits are the concatenation of
-  // the records' rows there.
-  bool partitioned(const Field& f, const std::vector<int64_t>& vs) {
-    const size_t nr = static_cast<size_t>(nrows);
-    // items[i] is the number of items record i has at the level being
-    // partitioned (values first, then rows of the level below).
-    std::vector<int64_t> items(nr);
-    for (size_t i = 0; i < nr; i++) items[i] = vs[i + 1] - vs[i];
-    std::vector<std::vector<int64_t>> levels(f.parts.size() + 1);
-    std::vector<int64_t> pv, ps;
-    for (size_t jj = f.parts.size(); jj-- > 0;) {
-      const Part& part = f.parts[jj];
-      auto bad = [&](size_t rec, const std::string& what) {
-        fail(TF_INVALID_ARGUMENT, "record " + std::to_string(rec) + ": feature \"" + f.name + "\", partition " +
-                                      std::to_string(jj) + ": " + what);
-        return false;
-      };
-      std::vector<int64_t>& out = levels[jj + 1];
-      out.assign(1, 0);
-      if (part.kind == P_UNIFORM) {
-        int64_t rows = 0;
-        for (size_t i = 0; i < nr; i++) {
-          if (items[i] % part.length != 0) {
-            return bad(i, std::to_string(items[i]) + " items are not a multiple of " + std::to_string(part.length));
-          }
-          items[i] /= part.length;
-          rows += items[i];
-        }
-        out.reserve(static_cast<size_t>(rows) + 1);
-        for (int64_t i = 1; i <= rows; i++) out.push_back(i * part.length);
-        continue;
-      }
-      if (!int64s(f, part.slot, &pv) || !slotSplits(f, part.slot, 0, nrows, &ps)) return false;
-      for (size_t i = 0; i < nr; i++) {
-        const int64_t* l = pv.data() + ps[i];
-        int64_t len = ps[i + 1] - ps[i];
-        const int64_t below = items[i];
-        int64_t sum = 0;
-        if (part.kind == P_ROW_LENGTHS) {
-          for (int64_t x = 0; x < len; x++) {
-            if (l[x] < 0) return bad(i, "negative row length " + std::to_string(l[x]));
-            sum += l[x];
-            if (sum > below) break;
-            out.push_back(out.back() + l[x]);
-          }
-          items[i] = len;
-        } else {
-          static const int64_t zero = 0;
-          if (len == 0) l = &zero, len = 1;  // an absent or empty list: no rows
-          if (l[0] != 0) return bad(i, "row splits do not start at 0");
-          for (int64_t x = 1; x < len; x++) {
-            if (l[x] < l[x - 1]) return bad(i, "row splits decrease");
-            out.push_back(out.back() + (l[x] - l[x - 1]));
-          }
-          sum = l[len - 1];
-          items[i] = len - 1;
-        }
-        if (sum != below) {
-          return bad(i, "partitions " + std::to_string(sum) + " items, the record has " + std::to_string(below));
-        }
-      }
+  // joins the records: each level's rows are the concatenation of the
+  // records' rows there. in_bytes bounds the empty rows value row ids may
+  // add (memory no input byte stands for), as decode's does.
+  bool partition(const Field& f, const std::vector<int64_t>& vs, int64_t in_bytes, Partitioned* out) {
+    const size_t nparts = f.parts.size();
+    std::vector<std::vector<int64_t>> pv(nparts), ps(nparts);
+    for (size_t j = 0; j < nparts; j++) {
+      if (f.parts[j].kind == P_UNIFORM) continue;
+      if (!int64s(f, f.parts[j].slot, &pv[j]) || !slotSplits(f, f.parts[j].slot, 0, nrows, &ps[j])) return false;
     }
-    std::vector<int64_t>& outer = levels[0];
-    outer.assign(1, 0);
-    for (size_t i = 0; i < nr; i++) outer.push_back(outer.back() + items[i]);
-    for (const auto& l : levels) {
-      if (!splits(l)) return false;
+    std::vector<std::vector<int64_t>> lengths(nparts + 1);  // each level's row lengths
+    int64_t budget = in_bytes;
+    for (int64_t r = 0; r < nrows; r++) {
+      int64_t items = vs[r + 1] - vs[r];
+      for (size_t jj = nparts; jj-- > 0;) {
+        const Part& part = f.parts[jj];
+        auto bad = [&](const std::string& what) {
+          out->bad_record = r;
+          out->error = "record " + std::to_string(r) + ": feature \"" + f.name + "\", partition " + std::to_string(jj) + ": " + what;
+          return true;
+        };
+        std::vector<int64_t>& len = lengths[jj + 1];
+        if (part.kind == P_UNIFORM) {
+          if (items % part.length != 0) {
+            return bad(std::to_string(items) + " items are not a multiple of " + std::to_string(part.length));
+          }
+          items /= part.length;
+          len.insert(len.end(), static_cast<size_t>(items), part.length);
+          continue;
+        }
+        const int64_t* l = pv[jj].data() + ps[jj][r];
+        int64_t n = ps[jj][r + 1] - ps[jj][r];
+        int64_t sum = 0, rows = 0;
+        switch (part.kind) {
+          case P_ROW_LENGTHS:
+            for (int64_t x = 0; x < n; x++) {
+              if (l[x] < 0) return bad("negative row length " + std::to_string(l[x]));
+              sum += l[x];
+              if (sum > items) break;  // an error below; no overflow
+              len.push_back(l[x]);
+            }
+            rows = n;
+            break;
+          case P_ROW_SPLITS:
+          case P_ROW_LIMITS: {
+            if (part.kind == P_ROW_SPLITS) {
+              if (n > 0 && l[0] != 0) return bad("row splits do not start at 0");
+              if (n > 0) l++, n--;  // an absent or empty list: no rows
+            }
+            int64_t prev = 0;
+            for (int64_t x = 0; x < n; x++) {
+              if (l[x] < prev) return bad(part.kind == P_ROW_SPLITS ? "row splits decrease" : "row limits decrease");
+              len.push_back(l[x] - prev);
+              prev = l[x];
+            }
+            sum = prev, rows = n;
+            break;
+          }
+          case P_ROW_STARTS:
+            if (n == 0) break;  // no rows
+            if (l[0] != 0) return bad("row starts do not start at 0");
+            for (int64_t x = 1; x < n; x++) {
+              if (l[x] < l[x - 1]) return bad("row starts decrease");
+              len.push_back(l[x] - l[x - 1]);
+            }
+            if (l[n - 1] > items) {
+              return bad("row start " + std::to_string(l[n - 1]) + " is past the record's " + std::to_string(items) + " items");
+            }
+            len.push_back(items - l[n - 1]);
+            sum = items, rows = n;
+            break;
+          case P_VALUE_ROWIDS: {
+            if (n > 0 && l[0] < 0) return bad("negative value row id " + std::to_string(l[0]));
+            const size_t start = len.size();
+            int64_t row = 0;  // the row the next id's items go to
+            for (int64_t x = 0; x < n; x++) {
+              if (x > 0 && l[x] < l[x - 1]) return bad("value row ids decrease");
+              if (l[x] >= row) {
+                if (l[x] - row + 1 > budget) {
+                  return bad("value row id " + std::to_string(l[x]) + " makes more rows than the batch has bytes");
+                }
+                budget -= l[x] - row + 1;
+                len.insert(len.end(), static_cast<size_t>(l[x] - row + 1), 0);
+                row = l[x] + 1;
+              }
+              len[start + static_cast<size_t>(l[x])]++;
+            }
+            sum = n, rows = row;
+            break;
+          }
+        }
+        if (sum != items) {
+          return bad("partitions " + std::to_string(sum) + " items, the record has " + std::to_string(items));
+        }
+        items = rows;
+      }
+      lengths[0].push_back(items);
     }
-    return values(f, vs.back(), {});
+    out->levels.resize(nparts + 1);
+    for (size_t j = 0; j <= nparts; j++) {
+      std::vector<int64_t>& sp = out->levels[j];
+      sp.reserve(lengths[j].size() + 1);
+      sp.push_back(0);
+      for (int64_t x : lengths[j]) sp.push_back(sp.back() + x);
+    }
+    return true;
   }
 };
 
@@ -515,9 +567,11 @@ void compute(void* kernel, TF_OpKernelContext* ctx) {
   const auto* records = static_cast<const TF_TString*>(TF_TensorData(input.t));
   std::vector<const uint8_t*> ptrs(static_cast<size_t>(n));
   std::vector<size_t> lens(static_cast<size_t>(n));
+  int64_t in_bytes = 0;
   for (int64_t i = 0; i < n; i++) {
     ptrs[i] = reinterpret_cast<const uint8_t*>(TF_TString_GetDataPointer(&records[i]));
     lens[i] = TF_TString_GetSize(&records[i]);
+    in_bytes += static_cast<int64_t>(lens[i]);
   }
   st_options opts{};
   opts.threads = k->threads;
@@ -537,8 +591,24 @@ void compute(void* kernel, TF_OpKernelContext* ctx) {
   }
   run.r = res.r;
   run.nrows = n;
-  for (const Field& f : k->fields) {
-    if (!run.field(f)) return;
+  // Partitions first: the error is the first record any feature's
+  // partitions do not fit, and no output is made before it is found.
+  std::vector<Run::Partitioned> parted(k->fields.size());
+  int64_t bad = -1;
+  size_t bad_field = 0;
+  for (size_t i = 0; i < k->fields.size(); i++) {
+    const Field& f = k->fields[i];
+    if (f.layout != L_RAGGED || f.parts.empty()) continue;
+    std::vector<int64_t> vs;
+    if (!run.slotSplits(f, f.slot, 0, n, &vs) || !run.partition(f, vs, in_bytes, &parted[i])) return;
+    if (parted[i].bad_record >= 0 && (bad < 0 || parted[i].bad_record < bad)) bad = parted[i].bad_record, bad_field = i;
+  }
+  if (bad >= 0) {
+    run.fail(TF_INVALID_ARGUMENT, parted[bad_field].error);
+    return;
+  }
+  for (size_t i = 0; i < k->fields.size(); i++) {
+    if (!run.field(k->fields[i], &parted[i])) return;
   }
 }
 

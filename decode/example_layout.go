@@ -28,9 +28,9 @@ const exampleLayoutVersion = 1
 //
 // every number a uvarint and every name a uvarint length and bytes. The
 // layout is one of dense (FixedLen), ragged (a list of a tf.Example or a
-// context, then the Ragged feature's partitions outermost first: kind 1
-// row_splits or 2 row_lengths with the slot of their key, 3 uniform with
-// the row length), lists (a feature list of lists), stride
+// context, then the Ragged feature's partitions outermost first, each its
+// PartitionKind and the row length of a UniformRowLength one, the slot of
+// its key for the others), lists (a feature list of lists), stride
 // (FixedLenSequence of a tf.Example or context: count values per step) or
 // steps (a FixedLenSequence feature list); count is the number of values
 // of one record (dense) or step, dims the shape of a record or step.

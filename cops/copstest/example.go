@@ -95,7 +95,7 @@ func (g *exampleGen) spec() *decode.ExampleSpec {
 		case k == 3 && !g.opts.NoPartitions && !g.opts.Sequence:
 			f.Kind = decode.Ragged
 			for j := 0; j < 1+g.r.IntN(2); j++ {
-				p := decode.Partition{Kind: decode.PartitionKind(1 + g.r.IntN(3)), Key: fmt.Sprintf("%s_p%d", name, j)}
+				p := decode.Partition{Kind: decode.PartitionKind(1 + g.r.IntN(6)), Key: fmt.Sprintf("%s_p%d", name, j)}
 				if p.Kind == decode.UniformRowLength {
 					p.Key, p.Length = "", 1+g.r.IntN(2)
 				}
@@ -258,22 +258,51 @@ func (g *exampleGen) ragged(f decode.Feature, key string, m map[string]*tfexampl
 		var below int
 		for i := range lengths {
 			lengths[i] = int64(g.r.IntN(3))
+			if p.Kind == decode.ValueRowIds && i == len(lengths)-1 && lengths[i] == 0 {
+				lengths[i] = 1 // ids cannot end in an empty row
+			}
 			below += int(lengths[i])
 		}
-		vals := lengths
-		if p.Kind == decode.RowSplits {
-			vals = []int64{0}
-			for _, l := range lengths {
-				vals = append(vals, vals[len(vals)-1]+l)
-			}
-			if items == 0 && g.r.IntN(2) == 0 {
-				vals = nil // no rows: an empty list reads as [0]
-			}
+		vals := partitionValues(p.Kind, lengths)
+		if p.Kind == decode.RowSplits && items == 0 && g.r.IntN(2) == 0 {
+			vals = nil // no rows: an empty list reads as [0]
 		}
 		m[p.Key] = featureOf(vals)
 		items = below
 	}
 	m[key] = g.feature(f.DType, items)
+}
+
+// partitionValues encodes row lengths as a partition of kind k holds
+// them.
+func partitionValues(k decode.PartitionKind, lengths []int64) []int64 {
+	var splits []int64
+	var sum int64
+	for _, l := range lengths {
+		splits = append(splits, sum)
+		sum += l
+	}
+	switch k {
+	case decode.RowSplits:
+		return append(splits, sum)
+	case decode.RowStarts:
+		return splits
+	case decode.RowLimits:
+		limits := []int64{}
+		for i, s := range splits {
+			limits = append(limits, s+lengths[i])
+		}
+		return limits
+	case decode.ValueRowIds:
+		ids := []int64{}
+		for row, l := range lengths {
+			for range l {
+				ids = append(ids, int64(row))
+			}
+		}
+		return ids
+	}
+	return lengths
 }
 
 func (g *exampleGen) record(spec *decode.ExampleSpec) []byte {

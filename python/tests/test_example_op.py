@@ -73,13 +73,14 @@ def tf_feature(f):
     if kind == "var_len":
         return tf.io.VarLenFeature(dtype)
     parts = []
+    kinds = {"row_splits": tf.io.RaggedFeature.RowSplits, "row_lengths": tf.io.RaggedFeature.RowLengths,
+             "value_rowids": tf.io.RaggedFeature.ValueRowIds, "row_starts": tf.io.RaggedFeature.RowStarts,
+             "row_limits": tf.io.RaggedFeature.RowLimits}
     for p in f["partitions"]:
-        if p["kind"] == "row_splits":
-            parts.append(tf.io.RaggedFeature.RowSplits(p["key"]))
-        elif p["kind"] == "row_lengths":
-            parts.append(tf.io.RaggedFeature.RowLengths(p["key"]))
-        else:
+        if p["kind"] == "uniform_row_length":
             parts.append(tf.io.RaggedFeature.UniformRowLength(p["length"]))
+        else:
+            parts.append(kinds[p["kind"]](p["key"]))
     return tf.io.RaggedFeature(dtype, value_key=f["key"], partitions=parts, row_splits_dtype=tf.int64)
 
 
