@@ -9,6 +9,7 @@ import (
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 )
 
 // ExampleOpName is the type of the tf.Example / SequenceExample decode op
@@ -18,8 +19,8 @@ const ExampleOpName = C.STRUCTTENSOR_DECODE_EXAMPLE_OP_NAME
 
 // ExampleComponentDTypes returns the dtypes of the example decode op's
 // outputs for plan: the components of plan.Spec() in tfbridge order.
-func ExampleComponentDTypes(plan *decode.ExamplePlan) ([]tfbridge.ComponentSpec, []structtensor.DType, error) {
-	comps, err := tfbridge.Components(plan.Spec())
+func ExampleComponentDTypes(plan *decode.ExamplePlan) ([]graphst.ComponentSpec, []structtensor.DType, error) {
+	comps, err := graphst.Components(plan.Spec())
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrPlan, err)
 	}
@@ -42,7 +43,7 @@ func ExampleComponentDTypes(plan *decode.ExamplePlan) ([]tfbridge.ComponentSpec,
 // API cannot read the layout attribute), so each component goes through an
 // EnsureShape op stating its shape: the graph, and a SavedModel signature
 // built on it, know every rank.
-func DecodeExampleGraph(g *tfbridge.Graph, records tfbridge.Output, plan *decode.ExamplePlan, opts ...Options) (*tfbridge.SymbolicStruct, error) {
+func DecodeExampleGraph(g *tfbridge.Graph, records tfbridge.Output, plan *decode.ExamplePlan, opts ...Options) (*graphst.Struct, error) {
 	var o Options
 	switch len(opts) {
 	case 0:
@@ -93,5 +94,5 @@ func DecodeExampleGraph(g *tfbridge.Graph, records tfbridge.Output, plan *decode
 		}
 		outs[i] = shaped.Output(0)
 	}
-	return tfbridge.NewSymbolicStruct(plan.Spec(), outs)
+	return graphst.NewStruct(plan.Spec(), outs)
 }

@@ -1,6 +1,7 @@
 package cops_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 )
 
 func compileCase(t testing.TB, c copstest.ExampleCase) *decode.ExamplePlan {
@@ -32,7 +34,7 @@ func compileCase(t testing.TB, c copstest.ExampleCase) *decode.ExamplePlan {
 
 // exampleGraph builds placeholder -> example decode op for plan in a new
 // graph and session.
-func exampleGraph(t testing.TB, plan *decode.ExamplePlan, opts ...cops.Options) (*tfbridge.Session, tfbridge.Output, *tfbridge.SymbolicStruct) {
+func exampleGraph(t testing.TB, plan *decode.ExamplePlan, opts ...cops.Options) (*tfbridge.Session, tfbridge.Output, *graphst.Struct) {
 	t.Helper()
 	g := tfbridge.NewGraph()
 	t.Cleanup(g.Close)
@@ -68,7 +70,7 @@ func TestExampleOpEqualsPlanDecode(t *testing.T) {
 			}
 			for _, threads := range []int{1, 3} {
 				sess, in, sym := exampleGraph(t, plan, cops.Options{Threads: threads})
-				got, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, c.Records)}, sym)
+				got, err := runStruct(t, sess, map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, c.Records)}, sym)
 				if err != nil {
 					t.Fatalf("sequence %v case %d, %d threads: %v", seq, i, threads, err)
 				}
@@ -167,7 +169,7 @@ func TestExampleOpErrors(t *testing.T) {
 				t.Fatalf("the Go decode: %v, want an error at record 2", goErr)
 			}
 			sess, in, sym := exampleGraph(t, plan)
-			_, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
+			_, err := runStruct(t, sess, map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, sym)
 			if err == nil {
 				t.Fatal("the op accepts the bad record")
 			}
@@ -286,7 +288,7 @@ func TestExampleOpKernelFaults(t *testing.T) {
 	for _, where := range []int{1, 2} {
 		sess, in, sym := exampleGraph(t, plan)
 		cops.InjectFault(where)
-		_, err := sess.RunStruct(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, c.Records)}, sym)
+		_, err := runStruct(t, sess, map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, c.Records)}, sym)
 		cops.InjectFault(0)
 		if tfbridge.CodeOf(err) != tfbridge.CodeResourceExhausted {
 			t.Errorf("fault %d: err = %v, want ResourceExhausted", where, err)
@@ -339,4 +341,14 @@ func TestExampleOpRefusesEditedAttrs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runStruct runs sym and returns its StructTensor.
+func runStruct(t testing.TB, sess *tfbridge.Session, feeds map[tfbridge.Output]*tfbridge.Tensor, sym *graphst.Struct) (*structtensor.StructTensor, error) {
+	t.Helper()
+	v, err := graphst.Run(context.Background(), sess, feeds, sym)
+	if err != nil {
+		return nil, err
+	}
+	return v.(*structtensor.StructTensor), nil
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/structtensor/structtensor-go/cops/copstest"
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/structtensor"
-	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 )
 
 // feature is a decode.Feature in a form Python reads without loss: float
@@ -122,7 +122,7 @@ func write(path string, seed uint64, n int) error {
 			if err != nil {
 				return err
 			}
-			comps, err := tfbridge.Components(plan.Spec())
+			comps, err := graphst.Components(plan.Spec())
 			if err != nil {
 				return err
 			}
@@ -135,7 +135,7 @@ func write(path string, seed uint64, n int) error {
 			}
 			for _, cs := range comps {
 				kind := "values"
-				if cs.Kind == tfbridge.RowSplits {
+				if cs.Kind == graphst.RowSplitsComponent {
 					kind = "row_splits"
 				}
 				ec.Components = append(ec.Components, component{Path: cs.Path, Kind: kind, Partition: cs.Partition, DType: dtypeName(cs.DType)})
