@@ -31,6 +31,9 @@ type ExampleOptions struct {
 	// NoFixedLenSequence leaves out FixedLenSequence features of the
 	// context or tf.Example (readers that have no such notion).
 	NoPartitions, NoFixedLenSequence bool
+	// NoDefaults gives FixedLen features no default: they are present in
+	// every record (a tensorflow_metadata schema has no defaults).
+	NoDefaults bool
 }
 
 // ExampleCases returns n random cases from seed: features of every dtype
@@ -87,7 +90,7 @@ func (g *exampleGen) spec() *decode.ExampleSpec {
 		switch k := g.r.IntN(5); {
 		case k <= 1:
 			f.Kind, f.Shape = decode.FixedLen, g.shape()
-			if g.r.IntN(2) == 0 {
+			if g.r.IntN(2) == 0 && !g.opts.NoDefaults {
 				f.Default = g.values(f.DType, shapeSize(f.Shape))
 			}
 		case k == 2 && !g.opts.NoFixedLenSequence && !g.opts.Sequence:
@@ -240,7 +243,8 @@ func (g *exampleGen) features(spec map[string]decode.Feature, m map[string]*tfex
 		}
 	}
 	if g.r.IntN(4) == 0 {
-		m["unknown"] = g.feature(exampleDTypes[g.r.IntN(3)], g.r.IntN(3))
+		d := exampleDTypes[g.r.IntN(3)] // one kind per key, as a real producer writes
+		m["unknown_"+d.String()] = g.feature(d, g.r.IntN(3))
 	}
 }
 
