@@ -38,7 +38,8 @@ type BadRecord struct {
 
 // Rows is a batch of decoded records: a rank-1 StructTensor with one row
 // per record, and where each record came from (its file and the byte
-// offset of its framing, as in RecordBatch). Between pipeline steps it
+// offset of its framing, as in RecordBatch; for rows read from Parquet by
+// ReadParquet, its row number in the file). Between pipeline steps it
 // travels as Arrow IPC (EncodeRows).
 type Rows struct {
 	File      string

@@ -41,6 +41,18 @@
 // files have no checksum to synchronise on: both are read whole, by one
 // reader, as is any file of a filesystem without random access.
 //
+// # Parquet
+//
+// ReadParquet reads Parquet files row group by row group into Rows, with
+// no decoding step: a file's restriction is the range of its row group
+// indices (one per initial split by default), a row group is claimed by
+// its index before it is read, so each is read exactly once whatever the
+// runner splits, and each is read by stparquet.File, whose memory is one
+// row group. The footer is read when the glob is matched, so a corrupt
+// footer fails before any row is read; a corrupt page fails naming the
+// file, the row group and the column. Rows of Parquet carry row numbers
+// in their file as Positions.
+//
 // # Plans on workers
 //
 // Decode takes the schema as the bytes of a FileDescriptorSet, never as a

@@ -5,10 +5,13 @@
 //
 //	structtensor-beam decode --input GLOB --output PREFIX --descriptor_set FILE --message NAME [--format parquet|arrow]
 //	structtensor-beam convert --input GLOB --output PREFIX [--input_format delimited]
+//	structtensor-beam convert --input GLOB --output PREFIX --input_format parquet [--format parquet|arrow] [--paths P,...]
 //
 // decode writes the decoded rows as Parquet or Arrow IPC shards; convert
 // rewrites the records (TFRecord, compressed or not, or varint-delimited)
-// as uncompressed TFRecord shards. The binary is also the pipeline's
+// as uncompressed TFRecord shards, or the rows of Parquet files (read row
+// group by row group, the row groups in parallel) as Parquet or Arrow IPC
+// shards. The binary is also the pipeline's
 // worker: built with cgo (make worker), it is what --worker_binary names.
 package main
 
@@ -31,13 +34,13 @@ import (
 var (
 	input         = flag.String("input", "", "input files (a glob)")
 	output        = flag.String("output", "", "output prefix: files PREFIX-SSSSS-of-NNNNN.EXT")
-	inputFormat   = flag.String("input_format", "tfrecord", "input framing: tfrecord or delimited")
+	inputFormat   = flag.String("input_format", "tfrecord", "input framing: tfrecord or delimited; or parquet (convert only)")
 	compression   = flag.String("compression", "auto", "input compression: auto, none, gzip or zlib")
 	whole         = flag.Bool("whole", false, "read every file from its start, never split (for records that hold TFRecord frames)")
 	descriptorSet = flag.String("descriptor_set", "", "decode: a serialized FileDescriptorSet with the message (read here; its bytes travel with the pipeline)")
 	message       = flag.String("message", "", "decode: the records' message, a full name")
-	paths         = flag.String("paths", "", "decode: comma-separated field paths to keep (default all)")
-	format        = flag.String("format", "parquet", "decode: output format, parquet or arrow")
+	paths         = flag.String("paths", "", "decode, convert of parquet: comma-separated field paths to keep (default all)")
+	format        = flag.String("format", "parquet", "decode, convert of parquet: output format, parquet or arrow")
 	shards        = flag.Int("shards", 16, "number of output shards (at most)")
 )
 
@@ -71,6 +74,12 @@ func run(args []string) error {
 		return errors.New("--input and --output are required\n" + usage)
 	}
 	p, s := beamsdk.NewPipelineWithRoot()
+	if *inputFormat == "parquet" {
+		if err := convertParquet(cmd, s); err != nil {
+			return err
+		}
+		return beamx.Run(context.Background(), p)
+	}
 	batches, err := stbeam.Read(s, *input, stbeam.ReadOptions{Format: stbeam.Format(*inputFormat), Compression: *compression, Whole: *whole})
 	if err != nil {
 		return err
