@@ -83,18 +83,20 @@ func decodeGraph(t testing.TB, plan *decode.Plan, opts ...cops.Options) (*tfbrid
 
 // TestDecodeOpEqualsPlanDecode runs every test schema (the bench
 // datasets' four among them) through one kernel, on one engine thread and
-// on two, batch after batch, through both of its output paths: the first
-// batch has no predecessor to size lent buffers from and is copied out of
-// engine memory; later ones decode in place; a batch of long lists that
-// follows one of sparse records padded with an unknown field (few values
-// per record and per input byte) outgrows what was lent and is copied out
-// again.
+// on two, batch after batch, through both of its output paths: batches
+// under 64 KiB lend nothing and are copied out of engine memory; larger
+// ones decode in place, the first sized from a sample of itself; a batch
+// of long lists that follows one of sparse records padded with an unknown
+// field (few values per record and per input byte) outgrows what was lent
+// and is copied out again.
 func TestDecodeOpEqualsPlanDecode(t *testing.T) {
 	type batch struct {
 		n      int
 		sparse bool
+		bytes  int // at least: more records of n are added until they hold this much
 	}
-	batches := []batch{{0, false}, {1, false}, {7, false}, {200, false}, {200, false}, {300, true}, {300, false}, {300, false}, {20, false}}
+	batches := []batch{{0, false, 0}, {1, false, 0}, {7, false, 0}, {200, false, 0}, {200, false, 0}, {300, true, 0},
+		{300, false, lendable}, {300, false, lendable}, {20, false, 0}}
 	for _, name := range testMessages {
 		for _, threads := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%s/threads=%d", name[strings.LastIndex(name, ".")+1:], threads), func(t *testing.T) {
@@ -110,10 +112,7 @@ func TestDecodeOpEqualsPlanDecode(t *testing.T) {
 					if b.sparse {
 						opts = copstest.Options{MaxRepeated: 1, MaxDepth: 1}
 					}
-					records, err := copstest.Records(md, b.n, uint64(i*1000+b.n+1), opts)
-					if err != nil {
-						t.Fatal(err)
-					}
+					records := recordsOf(t, md, b.n, uint64(i*1000+b.n+1), opts, b.bytes)
 					if b.sparse {
 						for j, r := range records {
 							records[j] = protowire.AppendBytes(protowire.AppendTag(r, protowire.MaxValidNumber, protowire.BytesType), make([]byte, 4096))
@@ -146,6 +145,28 @@ func TestDecodeOpEqualsPlanDecode(t *testing.T) {
 			})
 		}
 	}
+}
+
+// lendable is a batch size the kernel lends buffers for (64 KiB or more).
+const lendable = 80 << 10
+
+// recordsOf returns n random records of md (copstest.Records), and n more
+// at a time until they hold at least minBytes.
+func recordsOf(t testing.TB, md protoreflect.MessageDescriptor, n int, seed uint64, opts copstest.Options, minBytes int) [][]byte {
+	t.Helper()
+	var records [][]byte
+	size := 0
+	for k := uint64(0); k == 0 || size < minBytes; k++ {
+		more, err := copstest.Records(md, n, seed+k*100000, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range more {
+			size += len(r)
+		}
+		records = append(records, more...)
+	}
+	return records
 }
 
 func TestDecodeOpProjection(t *testing.T) {

@@ -100,8 +100,11 @@ void inferShapes(TF_ShapeInferenceContext* ctx, TF_Status* status) {
 // ---------------------------------------------------------------------------
 // Output memory.
 //
-// The kernel lends the engine 64-byte-aligned blocks sized from the
-// previous batch (st_decode_into), and the blocks the engine filled become
+// The kernel lends the engine 64-byte-aligned blocks of the sizes the
+// engine's sizing policy gives for the batch (st_plan_lend_sizes, the one
+// the Go path uses too: scaled from the plan's last batch of 64 KiB or
+// more, or from a sample of a first one) to decode into (st_decode_into),
+// and the blocks the engine filled become
 // the output tensors as they are (TF_NewTensor with a deallocator): no
 // copy of the output exists beside the tensors. TF_NewTensor copies
 // numeric data less aligned than EIGEN_MAX_ALIGN_BYTES, hence 64. A block
@@ -273,21 +276,12 @@ void releaseStrings(void* data, size_t len, void* arg) {
 // ---------------------------------------------------------------------------
 // Kernel.
 
-// outputSizes are one batch's input and output sizes, from which the next
-// batch's lent buffers are sized.
-struct OutputSizes {
-  int64_t in_bytes = 0, records = 0;
-  std::vector<int64_t> col_len, col_bytes, part_len;
-};
-
 struct Kernel {
   st_plan* plan = nullptr;
   int64_t num_partitions = 0;
   std::vector<int32_t> column_types;  // engine types, one per value output
   int32_t threads = 0;
   std::shared_ptr<Pool> pool = std::make_shared<Pool>();
-  std::mutex mu;  // guards last: TensorFlow may run one kernel concurrently
-  std::shared_ptr<const OutputSizes> last;
   ~Kernel() {
     st_plan_free(plan);
     pool->setLimit(0);  // blocks still out free themselves when returned
@@ -416,25 +410,6 @@ struct Unref {
 // BlockRef holds one reference to a block until it is handed on.
 using BlockRef = std::unique_ptr<Block, Unref>;
 
-size_t elemSize(int32_t type) {
-  switch (type) {
-    case ST_BOOL: return 1;
-    case ST_INT32:
-    case ST_UINT32:
-    case ST_FLOAT32: return 4;
-  }
-  return 8;
-}
-
-// estimate scales a size of the last batch to this one, with room to
-// spare (the batches of a stream differ a little), but to no more than
-// limit, a bound on the size no output of this batch can exceed in
-// practice (one that does is copied out as usual).
-size_t estimate(int64_t prev, double ratio, size_t limit) {
-  const double s = static_cast<double>(prev) * ratio;
-  return std::min(static_cast<size_t>(s + s / 16) + 64, limit);
-}
-
 // Loans are the blocks lent to one decode, each column's and partition's
 // entry (nullptr: engine memory), and the st_output arrays over them.
 struct Loans {
@@ -449,44 +424,44 @@ struct Loans {
 
   explicit Loans(const Kernel& k) : col(k.column_types.size()), off(k.column_types.size()), part(static_cast<size_t>(k.num_partitions)) {}
 
-  // lend sizes the blocks from last, scaled to this batch.
-  void lend(const Kernel& k, const OutputSizes& last, int64_t in_bytes, int64_t n) {
+  // lend asks the engine's sizing policy (st_plan_lend_sizes, shared with
+  // the Go path) how much room each output of this batch gets, and takes
+  // a block of at least that from the pool for each; it returns false
+  // when nothing is to be lent. An output whose block the pool cannot
+  // give gets engine memory.
+  bool lend(const Kernel& k, const uint8_t* const* ptrs, const size_t* lens, int64_t n, const st_options& opts) {
     const size_t C = k.column_types.size(), P = static_cast<size_t>(k.num_partitions);
-    col_data.assign(C, nullptr);
     col_bytes.assign(C, 0);
-    off_data.assign(C, nullptr);
     off_len.assign(C, 0);
-    part_data.assign(P, nullptr);
     part_len.assign(P, 0);
-    // Outputs grow with the input bytes, and some (row splits, implicit
-    // scalars) with the records. No value takes less than a byte of
-    // input, nor a nested message less than two, so in_bytes + n + 1
-    // elements bound every output.
-    double ratio = static_cast<double>(n) / static_cast<double>(std::max<int64_t>(last.records, 1));
-    if (last.in_bytes > 0) ratio = std::max(ratio, static_cast<double>(in_bytes) / static_cast<double>(last.in_bytes));
-    const size_t limit = static_cast<size_t>(in_bytes + n + 1);
+    const st_lend_sizes sizes{col_bytes.data(), off_len.data(), part_len.data()};
+    if (st_plan_lend_sizes(k.plan, ptrs, lens, n, &opts, &sizes) != 1) return false;
+    col_data.assign(C, nullptr);
+    off_data.assign(C, nullptr);
+    part_data.assign(P, nullptr);
     for (size_t c = 0; c < C; c++) {
-      if (k.column_types[c] == ST_STRING) {
-        BlockRef data(Block::get(k.pool, estimate(last.col_bytes[c], ratio, static_cast<size_t>(in_bytes))));
-        BlockRef offs(Block::get(k.pool, (estimate(last.col_len[c], ratio, limit) + 1) * sizeof(int64_t)));
-        if (!data || !offs) continue;  // engine memory for this one
-        col_data[c] = data->data;
-        col_bytes[c] = data->cap;
-        off_data[c] = static_cast<int64_t*>(offs->data);
-        off_len[c] = offs->cap / sizeof(int64_t);
-        col[c] = std::move(data);
-        off[c] = std::move(offs);
+      BlockRef data(Block::get(k.pool, col_bytes[c]));
+      BlockRef offs;
+      if (k.column_types[c] == ST_STRING) offs.reset(Block::get(k.pool, off_len[c] * sizeof(int64_t)));
+      if (!data || (k.column_types[c] == ST_STRING && !offs)) {  // engine memory for this one
+        col_bytes[c] = off_len[c] = 0;
         continue;
       }
-      BlockRef data(Block::get(k.pool, estimate(last.col_len[c], ratio, limit) * elemSize(k.column_types[c])));
-      if (!data) continue;
       col_data[c] = data->data;
       col_bytes[c] = data->cap;
       col[c] = std::move(data);
+      if (offs) {
+        off_data[c] = static_cast<int64_t*>(offs->data);
+        off_len[c] = offs->cap / sizeof(int64_t);
+        off[c] = std::move(offs);
+      }
     }
     for (size_t p = 0; p < P; p++) {
-      BlockRef splits(Block::get(k.pool, estimate(last.part_len[p], ratio, limit) * sizeof(int64_t)));
-      if (!splits) continue;
+      BlockRef splits(Block::get(k.pool, part_len[p] * sizeof(int64_t)));
+      if (!splits) {
+        part_len[p] = 0;
+        continue;
+      }
       part_data[p] = static_cast<int64_t*>(splits->data);
       part_len[p] = splits->cap / sizeof(int64_t);
       part[p] = std::move(splits);
@@ -497,6 +472,7 @@ struct Loans {
     out.string_offsets_len = off_len.data();
     out.partition_splits = part_data.data();
     out.partition_len = part_len.data();
+    return true;
   }
 };
 
@@ -684,24 +660,14 @@ void compute(void* kernel, TF_OpKernelContext* ctx) {
     failCompute(ctx, TF_RESOURCE_EXHAUSTED, "cannot allocate the record index of " + std::to_string(n) + " records");
     return;
   }
-  int64_t in_bytes = 0;
   for (int64_t i = 0; i < n; i++) {
     ptrs[i] = reinterpret_cast<const uint8_t*>(TF_TString_GetDataPointer(&records[i]));
     lens[i] = TF_TString_GetSize(&records[i]);
-    in_bytes += static_cast<int64_t>(lens[i]);
   }
-  std::shared_ptr<const OutputSizes> last;
-  {
-    std::lock_guard<std::mutex> lock(k->mu);
-    last = k->last;
-  }
-  // The first batch has nothing to size buffers from: it decodes into
-  // engine memory and is copied out.
-  Loans loans(*k);
-  const bool lend = last != nullptr && n > 0;
-  if (lend) loans.lend(*k, *last, in_bytes, n);
   st_options opts{};
   opts.threads = k->threads;
+  Loans loans(*k);
+  const bool lend = loans.lend(*k, ptrs.get(), lens.get(), n, opts);
   st_error err{};
   ResultHolder res;  // after loans: the result must go before its lent blocks
   res.r = st_decode_into(k->plan, ptrs.get(), lens.get(), n, &opts, lend ? &loans.out : nullptr, &err);
@@ -715,21 +681,6 @@ void compute(void* kernel, TF_OpKernelContext* ctx) {
     return;
   }
   const size_t C = k->column_types.size(), P = static_cast<size_t>(k->num_partitions);
-  if (n > 0) {
-    auto sizes = std::make_shared<OutputSizes>();
-    sizes->in_bytes = in_bytes;
-    sizes->records = n;
-    sizes->col_len.resize(C);
-    sizes->col_bytes.resize(C);
-    sizes->part_len.resize(P);
-    for (size_t c = 0; c < C; c++) {
-      sizes->col_len[c] = st_result_column_length(res.r, static_cast<int64_t>(c));
-      sizes->col_bytes[c] = st_result_column_bytes(res.r, static_cast<int64_t>(c));
-    }
-    for (size_t p = 0; p < P; p++) sizes->part_len[p] = st_result_partition_length(res.r, static_cast<int64_t>(p));
-    std::lock_guard<std::mutex> lock(k->mu);
-    k->last = std::move(sizes);
-  }
   Outputs o{k, ctx, res.r};
   int index = 0;
   for (size_t p = 0; p < P; p++, index++) {

@@ -37,11 +37,13 @@
 // that becomes the output tensors:
 //
 //   - The kernel lends the engine (st_decode_into) one 64-byte-aligned
-//     block per column and partition, sized from its previous batch
-//     (bytes per input byte, with room to spare). Each output the engine
-//     completed in its block is wrapped as it is (TF_NewTensor with a
-//     deallocator): no copy. TF_NewTensor would copy numeric data less
-//     aligned than Eigen wants, hence 64.
+//     block per column and partition for a batch of 64 KiB or more,
+//     sized by the engine's one sizing policy, which package decode's Go
+//     path shares (st_plan_lend_sizes: the plan's last such batch scaled
+//     to this one with room to spare, or a sample of a first one). Each
+//     output the engine completed in its block is wrapped as it is
+//     (TF_NewTensor with a deallocator): no copy. TF_NewTensor would copy
+//     numeric data less aligned than Eigen wants, hence 64.
 //   - Blocks come from a pool per kernel and go back to it when
 //     TensorFlow drops the last tensor holding them, so a stream of
 //     similar batches reuses memory already faulted in rather than

@@ -1,8 +1,11 @@
 package cops
 
-// Test hooks into the kernel's output memory (decode_op.cc).
+// Test hooks into the kernel's output memory (decode_op.cc) and the
+// engine's sizing of it.
 var (
-	LoanedBlocks = loanedBlocks
-	OutputCounts = outputCounts
-	InjectFault  = injectFault
+	LoanedBlocks   = loanedBlocks
+	OutputCounts   = outputCounts
+	InjectFault    = injectFault
+	LendLog        = lendLog
+	LendLogEntries = lendLogEntries
 )

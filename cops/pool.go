@@ -1,7 +1,11 @@
 package cops
 
+// #cgo CFLAGS: -I${SRCDIR}/../native/include
 // #include "decode_op.h"
+// #include "structtensor_native.h"
 import "C"
+
+import "unsafe"
 
 // loanedBlocks is the number of output memory blocks the kernels have lent
 // (to the engine or to tensors) and not had back; see decode_op.cc.
@@ -19,3 +23,26 @@ func outputCounts() (inPlace, outgrown int64) {
 // std::bad_alloc inside the kernel, for tests of the C++/TensorFlow
 // boundary; 0 cancels.
 func injectFault(where int) { C.structtensor_cops_inject_fault(C.int(where)) }
+
+// lendLog turns the engine's log of the sizes its sizing policy gives
+// (st_test_lend_log, every caller in the process: the kernel and the Go
+// path) on or off, clearing it.
+func lendLog(on bool) {
+	v := C.int32_t(0)
+	if on {
+		v = 1
+	}
+	C.st_test_lend_log(v)
+}
+
+// lendLogEntries returns the engine's log of lend sizes (see
+// st_test_lend_log for its layout).
+func lendLogEntries() []int64 {
+	n := int64(C.st_test_lend_log_read(nil, 0))
+	if n == 0 {
+		return nil
+	}
+	out := make([]int64, n)
+	got := int64(C.st_test_lend_log_read((*C.int64_t)(unsafe.Pointer(&out[0])), C.int64_t(n)))
+	return out[:min(n, got)]
+}

@@ -128,8 +128,8 @@
 // # Building the engine without Go
 //
 // The engine is engine.cc (one translation unit, with its parts in
-// engine_plan.h, engine_columns.h, engine_wire.h, engine_walker.h and
-// engine_threads.h), with no dependency beyond the C++17
+// engine_plan.h, engine_columns.h, engine_wire.h, engine_walker.h,
+// engine_threads.h and engine_sizing.h), with no dependency beyond the C++17
 // standard library (no libprotobuf, no TensorFlow, no Go). For the
 // TensorFlow kernel or any C program:
 //

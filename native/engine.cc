@@ -39,6 +39,7 @@
 #include "engine_wire.h"
 #include "engine_walker.h"
 #include "engine_threads.h"
+#include "engine_sizing.h"
 
 // ---------------------------------------------------------------------
 // Results, batches (chunks over threads) and the C ABI.
@@ -135,6 +136,78 @@ void compact(st_result& res) {
 }
 
 
+// remember_sizes makes a result's sizes the plan's last_sizes, from which
+// st_plan_lend_sizes sizes the next batch; out of memory, it keeps the
+// old ones (a guess, never needed for a correct output).
+void remember_sizes(const st_plan* plan, const st_result* r, int64_t in_bytes, int64_t n) {
+  try {
+    auto s = std::make_shared<BatchSizes>();
+    s->in_bytes = in_bytes;
+    s->records = n;
+    const size_t ncols = plan->col_dtype.size(), nparts = size_t(plan->nparts);
+    s->col_len.resize(ncols);
+    s->col_bytes.resize(ncols);
+    s->part_len.resize(nparts);
+    for (size_t c = 0; c < ncols; c++) {
+      s->col_len[c] = st_result_column_length(r, int64_t(c));
+      s->col_bytes[c] = st_result_column_bytes(r, int64_t(c));
+    }
+    for (size_t p = 0; p < nparts; p++) s->part_len[p] = st_result_partition_length(r, int64_t(p));
+    std::lock_guard<std::mutex> lock(plan->sizes_mu);
+    plan->last_sizes = std::move(s);
+  } catch (...) {
+  }
+}
+
+// lend_sizes is st_plan_lend_sizes for a batch of n records of in_bytes,
+// whose first first_with(b) records hold at least b bytes (their bytes:
+// bytes_of(k)), and sample(k, out) decodes the first k into out.
+template <class FirstWith, class BytesOf, class Sample>
+int32_t lend_sizes(const st_plan* plan, int64_t n, int64_t in_bytes, const FirstWith& first_with,
+                   const BytesOf& bytes_of, const Sample& sample, const st_lend_sizes* sizes) {
+  if (in_bytes < kLendMinBytes || n <= 0) return 0;
+  std::shared_ptr<const BatchSizes> last;
+  {
+    std::lock_guard<std::mutex> lock(plan->sizes_mu);
+    last = plan->last_sizes;
+  }
+  if (!last) {
+    const int64_t k = first_with(sample_bytes(in_bytes));
+    if (k >= n) return 0;
+    // Lending nothing-but-the-arrays (an st_output without buffers) gives
+    // the sample decoders of its own, freed with the result, rather than
+    // pooled ones that lending decodes never use.
+    st_output unpooled{};
+    st_result* r = sample(k, &unpooled);
+    if (!r) return 0;
+    if (bytes_of(k) < kLendMinBytes) remember_sizes(plan, r, bytes_of(k), k);
+    st_result_free(r);
+    std::lock_guard<std::mutex> lock(plan->sizes_mu);
+    last = plan->last_sizes;
+  }
+  if (!last) return 0;
+  fill_lend_sizes(plan->col_dtype, *last, in_bytes, n, *sizes);
+  return 1;
+}
+
+// lend_sizes_logged is lend_sizes, logged for st_test_lend_log.
+template <class... Args>
+int32_t lend_sizes_logged(const st_plan* plan, int64_t n, int64_t in_bytes, const st_lend_sizes* sizes,
+                          const Args&... args) {
+  if (!plan || !sizes || !sizes->column_bytes || !sizes->string_offsets_len || !sizes->partition_len) return 0;
+  int32_t lend = 0;
+  try {
+    lend = lend_sizes(plan, n, in_bytes, args..., sizes);
+  } catch (...) {
+    lend = 0;
+  }
+  try {
+    log_lend_sizes(plan->col_dtype.size(), size_t(plan->nparts), in_bytes, n, lend, *sizes);
+  } catch (...) {
+  }
+  return lend;
+}
+
 template <class Get>
 st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_prefix, const st_options* opts,
                         const st_output* out, st_error* err, const Get& get) {
@@ -216,6 +289,7 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
       }
     }
     if (out && res->chunks.size() > 1) compact(*res);
+    if (total >= kLendMinBytes) remember_sizes(plan, res.get(), total, n);
     return res.release();
   } catch (const std::bad_alloc&) {
     set_error(err, ST_ERR_INTERNAL, -1, -1, "out of memory");
@@ -379,6 +453,58 @@ st_result* st_decode_contiguous_into(const st_plan* plan, const uint8_t* data, s
     *p = data ? data + offsets[i] : nullptr;
     *l = size_t(offsets[i + 1] - offsets[i]);
   });
+}
+
+int32_t st_plan_lend_sizes(const st_plan* plan, const uint8_t* const* ptrs, const size_t* lens, int64_t n,
+                           const st_options* opts, const st_lend_sizes* sizes) {
+  if (n < 0 || (n > 0 && (!ptrs || !lens))) return 0;
+  int64_t in_bytes = 0;
+  for (int64_t i = 0; i < n; i++) in_bytes += int64_t(lens[i]);
+  auto bytes_of = [&](int64_t k) {
+    int64_t b = 0;
+    for (int64_t i = 0; i < k; i++) b += int64_t(lens[i]);
+    return b;
+  };
+  auto first_with = [&](int64_t want) {
+    int64_t b = 0;
+    for (int64_t i = 0; i < n; i++) {
+      if ((b += int64_t(lens[i])) >= want) return i + 1;
+    }
+    return n;
+  };
+  auto sample = [&](int64_t k, const st_output* out) { return st_decode_into(plan, ptrs, lens, k, opts, out, nullptr); };
+  return lend_sizes_logged(plan, n, in_bytes, sizes, first_with, bytes_of, sample);
+}
+
+int32_t st_plan_lend_sizes_contiguous(const st_plan* plan, const uint8_t* data, size_t data_len,
+                                      const int64_t* offsets, int64_t n, const st_options* opts,
+                                      const st_lend_sizes* sizes) {
+  // Offsets out of range lend nothing; the decode reports them.
+  if (n < 0 || !offsets || offsets[0] < 0) return 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (offsets[i + 1] < offsets[i] || uint64_t(offsets[i + 1]) > data_len) return 0;
+  }
+  auto bytes_of = [&](int64_t k) { return offsets[k] - offsets[0]; };
+  auto first_with = [&](int64_t want) {
+    return int64_t(std::lower_bound(offsets + 1, offsets + n + 1, offsets[0] + want) - offsets);
+  };
+  auto sample = [&](int64_t k, const st_output* out) {
+    return st_decode_contiguous_into(plan, data, data_len, offsets, k, opts, out, nullptr);
+  };
+  return lend_sizes_logged(plan, n, bytes_of(n), sizes, first_with, bytes_of, sample);
+}
+
+void st_test_lend_log(int32_t on) {
+  std::lock_guard<std::mutex> lock(lend_log_mu);
+  lend_log.clear();
+  lend_log_on.store(on != 0, std::memory_order_relaxed);
+}
+
+int64_t st_test_lend_log_read(int64_t* dst, int64_t cap) {
+  std::lock_guard<std::mutex> lock(lend_log_mu);
+  const int64_t n = int64_t(lend_log.size());
+  if (dst) std::copy(lend_log.begin(), lend_log.begin() + std::min(n, std::max<int64_t>(cap, 0)), dst);
+  return n;
 }
 
 void st_result_free(st_result* r) { delete r; }

@@ -120,6 +120,8 @@ struct Decoder;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wsubobject-linkage"
 #endif
+struct BatchSizes;  // engine_sizing.h
+
 struct st_plan {
   // Decoders of finished results, kept with their buffers' capacity so
   // that the next batch neither reallocates nor page-faults.
@@ -127,6 +129,10 @@ struct st_plan {
   mutable std::vector<Decoder*> pool;
   mutable size_t pool_bytes = 0;  // capacity of the pooled decoders
   mutable bool closed = false;    // st_plan_close: pool nothing more
+  // The output sizes of the last decode of at least kLendMinBytes, from
+  // which st_plan_lend_sizes sizes the next batch's lent buffers.
+  mutable std::mutex sizes_mu;
+  mutable std::shared_ptr<const BatchSizes> last_sizes;
   std::string message;  // full name of the root message, for errors
   uint32_t flags = 0;
   uint32_t max_depth = 100;

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sort"
 	"sync/atomic"
 	"unsafe"
 )
@@ -67,9 +66,8 @@ func toError(e *C.st_error) error {
 type Plan struct {
 	p      *C.st_plan
 	closed atomic.Bool
-	// last holds the output sizes of the last decode that could lend,
-	// from which the next one sizes the Go buffers it lends the engine.
-	last atomic.Pointer[outputSizes]
+	// dtypes are the element types of the plan's columns.
+	dtypes []uint8
 	// spare is a block of lent memory handed back by Recycle, for the
 	// next decode that fits in it to lend again.
 	spare atomic.Pointer[[]byte]
@@ -103,7 +101,10 @@ func NewPlan(b []byte) (*Plan, error) {
 	if p == nil {
 		return nil, toError(&cerr)
 	}
-	plan := &Plan{p: p}
+	plan := &Plan{p: p, dtypes: make([]uint8, int(C.st_plan_num_columns(p)))}
+	for c := range plan.dtypes {
+		plan.dtypes[c] = uint8(C.st_plan_column_dtype(p, C.int64_t(c)))
+	}
 	runtime.AddCleanup(plan, func(p *C.st_plan) { C.st_plan_free(p) }, p)
 	return plan, nil
 }
@@ -132,11 +133,7 @@ func (p *Plan) PoolBytes() int64 {
 }
 
 // NumColumns returns the number of value columns of the plan.
-func (p *Plan) NumColumns() int {
-	n := int(C.st_plan_num_columns(p.p))
-	runtime.KeepAlive(p)
-	return n
-}
+func (p *Plan) NumColumns() int { return len(p.dtypes) }
 
 // NumPartitions returns the number of partitions (row splits) of the plan.
 func (p *Plan) NumPartitions() int {
@@ -148,9 +145,10 @@ func (p *Plan) NumPartitions() int {
 // ColumnDType returns the element type of column c (the numbering of
 // structtensor.DType), or 0 for a bad index.
 func (p *Plan) ColumnDType(c int) uint8 {
-	t := uint8(C.st_plan_column_dtype(p.p, C.int64_t(c)))
-	runtime.KeepAlive(p)
-	return t
+	if c < 0 || c >= len(p.dtypes) {
+		return 0
+	}
+	return p.dtypes[c]
 }
 
 var errClosed = &Error{Code: CodeArgument, Record: -1, Offset: -1, Message: "the plan is closed"}
@@ -239,28 +237,9 @@ func (p *Plan) Decode(ctx context.Context, records [][]byte, o Options) (*Result
 	if len(records) > 0 {
 		pp, lp = &ptrs[0], &lens[0]
 	}
-	var inBytes int64
-	for _, r := range records {
-		inBytes += int64(len(r))
-	}
 	n := len(records)
-	l := p.lendFor(o, inBytes, n, func(k int, out *C.st_output) *C.st_result {
-		var cerr C.st_error
-		return C.st_decode_into(p.p, pp, lp, C.int64_t(k), &opts, out, &cerr)
-	}, func(k int) int64 {
-		var b int64
-		for _, r := range records[:k] {
-			b += int64(len(r))
-		}
-		return b
-	}, func(want int64) int {
-		var b int64
-		for i, r := range records {
-			if b += int64(len(r)); b >= want {
-				return i + 1
-			}
-		}
-		return n
+	l := p.lend(func(sizes *C.st_lend_sizes) C.int32_t {
+		return C.st_plan_lend_sizes(p.p, pp, lp, C.int64_t(n), &opts, sizes)
 	})
 	r := C.st_decode_into(p.p, pp, lp, C.int64_t(n), &opts, l.output(), &cerr)
 	runtime.KeepAlive(p)
@@ -268,49 +247,28 @@ func (p *Plan) Decode(ctx context.Context, records [][]byte, o Options) (*Result
 		l.free()
 		return nil, toError(&cerr)
 	}
-	return p.result(r, l, o, inBytes, n), nil
+	return p.result(r, l), nil
 }
 
-// lendFor returns the buffers to lend to a decode of n records of inBytes
-// with options o, or nil: see DecodeContiguous. decodeFirst decodes the
-// first k records (for the sample), bytesOf(k) is their size and
-// firstWith(b) the number of first records that hold at least b bytes.
-func (p *Plan) lendFor(o Options, inBytes int64, n int, decodeFirst func(k int, out *C.st_output) *C.st_result,
-	bytesOf func(k int) int64, firstWith func(b int64) int) *lent {
-	if inBytes < lendMinBytes || n == 0 {
-		return nil
-	}
-	last := p.last.Load()
-	if last == nil {
-		last = p.sample(inBytes, n, decodeFirst, bytesOf, firstWith)
-	}
-	if last == nil {
-		return nil
-	}
-	return p.lend(last, inBytes, int64(n))
-}
-
-// result wraps a decode's result, keeping what was lent until it is freed
-// and, for a batch that could lend, its sizes for the next one.
-func (p *Plan) result(r *C.st_result, l *lent, o Options, inBytes int64, n int) *Result {
+// result wraps a decode's result, keeping what was lent until it is
+// freed.
+func (p *Plan) result(r *C.st_result, l *lent) *Result {
 	res := newResult(r, p)
 	res.lent = l
 	l.settle(r)
-	if l != nil || inBytes >= lendMinBytes {
-		p.last.Store(res.sizes(inBytes, int64(n)))
-	}
 	return res
 }
 
 // DecodeContiguous decodes the records data[offsets[i]:offsets[i+1]].
 //
-// A decode (here and in Decode) of a batch of at least lendMinBytes lends
-// the engine Go buffers sized from the plan's last such batch, or for its
-// first from a sample of the batch (see lend), so the engine writes the
-// columns in their final place (each thread its share, closed up
-// afterwards): no engine copy of the output exists beside the Go one.
-// Outputs that outgrow their buffer are copied out as usual, so the
-// result is the same either way.
+// A decode (here and in Decode) of a batch of at least 64 KiB lends the
+// engine Go buffers of the sizes the engine's one sizing policy gives
+// (st_plan_lend_sizes, shared with the TensorFlow kernel: scaled from the
+// plan's last such batch, or for its first from a sample of the batch),
+// so the engine writes the columns in their final place (each thread its
+// share, closed up afterwards): no engine copy of the output exists
+// beside the Go one. Outputs that outgrow their buffer are copied out as
+// usual, so the result is the same either way.
 func (p *Plan) DecodeContiguous(ctx context.Context, data []byte, offsets []int64, o Options) (*Result, error) {
 	if len(offsets) == 0 {
 		return nil, &Error{Code: CodeArgument, Record: -1, Offset: -1, Message: "offsets are empty (need n+1 entries)"}
@@ -334,15 +292,9 @@ func (p *Plan) DecodeContiguous(ctx context.Context, data []byte, offsets []int6
 		dp = (*C.uint8_t)(unsafe.Pointer(&data[0]))
 	}
 	n := len(offsets) - 1
-	inBytes := offsets[n] - offsets[0]
 	offp := (*C.int64_t)(unsafe.Pointer(&offsets[0]))
-	l := p.lendFor(o, inBytes, n, func(k int, out *C.st_output) *C.st_result {
-		var cerr C.st_error
-		return C.st_decode_contiguous_into(p.p, dp, C.size_t(len(data)), offp, C.int64_t(k), &opts, out, &cerr)
-	}, func(k int) int64 {
-		return offsets[k] - offsets[0]
-	}, func(want int64) int {
-		return sort.Search(n, func(i int) bool { return offsets[i+1]-offsets[0] >= want }) + 1
+	l := p.lend(func(sizes *C.st_lend_sizes) C.int32_t {
+		return C.st_plan_lend_sizes_contiguous(p.p, dp, C.size_t(len(data)), offp, C.int64_t(n), &opts, sizes)
 	})
 	r := C.st_decode_contiguous_into(p.p, dp, C.size_t(len(data)), offp, C.int64_t(n), &opts, l.output(), &cerr)
 	runtime.KeepAlive(p)
@@ -352,7 +304,7 @@ func (p *Plan) DecodeContiguous(ctx context.Context, data []byte, offsets []int6
 		l.free()
 		return nil, toError(&cerr)
 	}
-	return p.result(r, l, o, inBytes, n), nil
+	return p.result(r, l), nil
 }
 
 // checkOffsets checks that offsets are non-decreasing and within
@@ -369,59 +321,6 @@ func checkOffsets(offsets []int64, dataLen int) error {
 		}
 	}
 	return nil
-}
-
-// lendMinBytes is the input size from which a decode lends the
-// engine Go buffers: below it the copy is cheap and the buffers' slack
-// would weigh more.
-const lendMinBytes = 64 << 10
-
-// sample decodes the first records of a batch (about a sixteenth of its
-// bytes) to size the buffers of a plan's first decode, or returns
-// nil when that would not help (the first records are most of the batch)
-// or the sample fails (the whole decode then reports the error).
-func (p *Plan) sample(inBytes int64, n int, decodeFirst func(k int, out *C.st_output) *C.st_result,
-	bytesOf func(k int) int64, firstWith func(b int64) int) *outputSizes {
-	k := firstWith(max(inBytes/16, lendMinBytes/2))
-	if k >= n {
-		return nil
-	}
-	// An st_output without buffers: engine memory, but a decoder of its
-	// own that is freed with the result rather than kept in the plan's
-	// pool, which decodes into lent buffers do not use.
-	out := (*C.st_output)(C.calloc(1, C.size_t(unsafe.Sizeof(C.st_output{}))))
-	if out == nil {
-		return nil
-	}
-	defer C.free(unsafe.Pointer(out))
-	r := decodeFirst(k, out)
-	if r == nil {
-		return nil
-	}
-	res := newResult(r, p)
-	defer res.Free()
-	return res.sizes(bytesOf(k), int64(k))
-}
-
-// outputSizes are the sizes of one decode's outputs.
-type outputSizes struct {
-	inBytes, records int64
-	colLen, colBytes []int64 // per column: values (strings: strings), value bytes
-	partLen          []int64 // per partition: row splits
-}
-
-func (r *Result) sizes(inBytes, records int64) *outputSizes {
-	nc, np := r.plan.NumColumns(), r.plan.NumPartitions()
-	s := &outputSizes{inBytes: inBytes, records: records,
-		colLen: make([]int64, nc), colBytes: make([]int64, nc), partLen: make([]int64, np)}
-	for c := range nc {
-		s.colLen[c] = int64(C.st_result_column_length(r.r, C.int64_t(c)))
-		s.colBytes[c] = int64(C.st_result_column_bytes(r.r, C.int64_t(c)))
-	}
-	for k := range np {
-		s.partLen[k] = int64(C.st_result_partition_length(r.r, C.int64_t(k)))
-	}
-	return s
 }
 
 // lent holds the Go buffers lent to the engine for one decode: slices of
@@ -447,13 +346,6 @@ type lent struct {
 	// keep is set once the decode is done: whether the outputs decoded in
 	// place fill enough of the block to be handed out as they are.
 	keep bool
-}
-
-// estimate scales a size of the last batch to this one, with room to
-// spare: batches of a stream differ a little.
-func estimate(prev int64, ratio float64) int {
-	scaled := float64(prev) * ratio
-	return int(scaled+scaled/32) + 16
 }
 
 // typedSlice returns n elements of a column's dtype at p, in Go memory.
@@ -520,48 +412,15 @@ func shrink(v any, n int) any {
 // start of a stretch).
 const lendAlign = 64
 
-// lend allocates and pins the buffers for a batch of inBytes and records,
-// sized from the last batch's outputs, or returns nil (nothing lent) when
-// C memory for the arrays is short.
-//
-// Every size is bounded by the input, as in the TensorFlow kernel: no
-// string column holds more bytes than the batch, and no output more
-// elements than inBytes+records+1 (no value takes less than a byte of
-// input, nor a nested message less than two). An output that outgrows
-// its buffer is copied out as usual.
-func (p *Plan) lend(last *outputSizes, inBytes, records int64) *lent {
-	ratio := float64(inBytes) / float64(max(last.inBytes, 1))
-	ratio = max(ratio, float64(records)/float64(max(last.records, 1)))
-	nc, np := len(last.colLen), len(last.partLen)
-	limit := int(inBytes + records + 1)
-	size := func(prev int64, limit int) int { return min(estimate(prev, ratio), limit) }
-	// The layout: per column its values (elements), per string column its
-	// offsets, per partition its splits; element counts first, then the
-	// byte offsets of each in the block.
-	dtypes := make([]uint8, nc)
-	colN, offN, partN := make([]int, nc), make([]int, nc), make([]int, np)
-	colAt, offAt, partAt := make([]int, nc), make([]int, nc), make([]int, np)
-	total := 0
-	place := func(bytes int) int {
-		at := total
-		total += (bytes + lendAlign - 1) / lendAlign * lendAlign
-		return at
-	}
-	for c := range nc {
-		dtypes[c] = p.ColumnDType(c)
-		if dtypes[c] == C.ST_STRING {
-			colN[c] = max(size(last.colBytes[c], int(inBytes)), 1)
-			offN[c] = size(last.colLen[c], limit) + 1
-			colAt[c], offAt[c] = place(colN[c]), place(8*offN[c])
-			continue
-		}
-		colN[c] = max(size(last.colLen[c], limit), 1)
-		colAt[c] = place(colN[c] * elemSize(dtypes[c]))
-	}
-	for k := range np {
-		partN[k] = max(size(last.partLen[k], limit), 1)
-		partAt[k] = place(8 * partN[k])
-	}
+// lend returns the buffers to lend the engine for one decode, or nil to
+// lend nothing. sized asks the engine for their sizes (st_plan_lend_sizes
+// for the decode's batch: the one sizing policy, which the TensorFlow
+// kernel shares), writing them into the capacity arrays of the
+// st_output; lend then carves the buffers out of one block of Go memory
+// (the recycled one when it is large enough) and pins it. It returns nil
+// too when C memory for the arrays is short.
+func (p *Plan) lend(sized func(*C.st_lend_sizes) C.int32_t) *lent {
+	nc, np := len(p.dtypes), p.NumPartitions()
 	const w = unsafe.Sizeof(uintptr(0))
 	mem := C.calloc(C.size_t(4*nc+2*np+1), C.size_t(w))
 	out := (*C.st_output)(C.calloc(1, C.size_t(unsafe.Sizeof(C.st_output{}))))
@@ -569,6 +428,37 @@ func (p *Plan) lend(last *outputSizes, inBytes, records int64) *lent {
 		C.free(mem)
 		C.free(unsafe.Pointer(out))
 		return nil
+	}
+	arr := func(i int) unsafe.Pointer { return unsafe.Add(mem, uintptr(i)*w) }
+	colData := unsafe.Slice((*unsafe.Pointer)(arr(0)), nc)
+	colCap := unsafe.Slice((*C.size_t)(arr(nc)), nc)
+	offData := unsafe.Slice((**C.int64_t)(arr(2*nc)), nc)
+	offCap := unsafe.Slice((*C.size_t)(arr(3*nc)), nc)
+	partData := unsafe.Slice((**C.int64_t)(arr(4*nc)), np)
+	partCap := unsafe.Slice((*C.size_t)(arr(4*nc+np)), np)
+	sizes := C.st_lend_sizes{column_bytes: (*C.size_t)(arr(nc)), string_offsets_len: (*C.size_t)(arr(3 * nc)), partition_len: (*C.size_t)(arr(4*nc + np))}
+	if sized(&sizes) != 1 {
+		C.free(mem)
+		C.free(unsafe.Pointer(out))
+		return nil
+	}
+	// The layout: per column its values, per string column its offsets,
+	// per partition its splits, each at a multiple of lendAlign.
+	colAt, offAt, partAt := make([]int, nc), make([]int, nc), make([]int, np)
+	total := 0
+	place := func(bytes int) int {
+		at := total
+		total += (bytes + lendAlign - 1) / lendAlign * lendAlign
+		return at
+	}
+	for c, dtype := range p.dtypes {
+		colAt[c] = place(int(colCap[c]))
+		if dtype == C.ST_STRING {
+			offAt[c] = place(8 * int(offCap[c]))
+		}
+	}
+	for k := range np {
+		partAt[k] = place(8 * int(partCap[k]))
 	}
 	var block []byte
 	if spare := p.spare.Swap(nil); spare != nil && len(*spare) >= total {
@@ -583,31 +473,17 @@ func (p *Plan) lend(last *outputSizes, inBytes, records int64) *lent {
 	base := unsafe.Pointer(unsafe.SliceData(block))
 	l := &lent{block: block, cols: make([]any, nc), offs: make([][]int64, nc), parts: make([][]int64, np), mem: mem, out: out}
 	l.pin.Pin(base)
-	arr := func(i int) unsafe.Pointer { return unsafe.Add(mem, uintptr(i)*w) }
-	colData := unsafe.Slice((*unsafe.Pointer)(arr(0)), nc)
-	colCap := unsafe.Slice((*C.size_t)(arr(nc)), nc)
-	offData := unsafe.Slice((**C.int64_t)(arr(2*nc)), nc)
-	offCap := unsafe.Slice((*C.size_t)(arr(3*nc)), nc)
-	partData := unsafe.Slice((**C.int64_t)(arr(4*nc)), np)
-	partCap := unsafe.Slice((*C.size_t)(arr(4*nc+np)), np)
-	for c := range nc {
+	for c, dtype := range p.dtypes {
 		ptr := unsafe.Add(base, colAt[c])
-		l.cols[c], colData[c] = typedSlice(dtypes[c], ptr, colN[c]), ptr
-		if dtypes[c] == C.ST_STRING {
-			colCap[c] = C.size_t(colN[c])
+		l.cols[c], colData[c] = typedSlice(dtype, ptr, int(colCap[c])/elemSize(dtype)), ptr
+		if dtype == C.ST_STRING {
 			o := unsafe.Add(base, offAt[c])
-			l.offs[c], offData[c], offCap[c] = unsafe.Slice((*int64)(o), offN[c]), (*C.int64_t)(o), C.size_t(offN[c])
-			continue
+			l.offs[c], offData[c] = unsafe.Slice((*int64)(o), int(offCap[c])), (*C.int64_t)(o)
 		}
-		size := last.colBytes[c] / max(last.colLen[c], 1)
-		if last.colLen[c] == 0 {
-			size = int64(elemSize(dtypes[c])) // unknown: the capacity only needs to be no more than the slice's
-		}
-		colCap[c] = C.size_t(int64(colN[c]) * size)
 	}
 	for k := range np {
 		s := unsafe.Add(base, partAt[k])
-		l.parts[k], partData[k], partCap[k] = unsafe.Slice((*int64)(s), partN[k]), (*C.int64_t)(s), C.size_t(partN[k])
+		l.parts[k], partData[k] = unsafe.Slice((*int64)(s), int(partCap[k])), (*C.int64_t)(s)
 	}
 	out.column_data = (*unsafe.Pointer)(arr(0))
 	out.column_bytes = (*C.size_t)(arr(nc))

@@ -150,6 +150,43 @@ st_result* st_decode_contiguous_into(const st_plan* plan, const uint8_t* data, s
                                      const int64_t* offsets, int64_t n, const st_options* opts,
                                      const st_output* out, st_error* err);
 
+/* Sizing lent buffers: one policy for every caller that lends them (the
+ * Go package native and the TensorFlow kernel), so that the same batches
+ * get the same sizes whoever decodes them. The plan keeps the output sizes
+ * of its last decode of at least ST_LEND_MIN_BYTES of input; the sizes for
+ * a batch are those scaled to the batch, with room to spare and bounded by
+ * its input (native/engine_sizing.h says why). A plan's first large batch
+ * decodes a sample of its first records to size the rest. st_lend_sizes
+ * holds the caller's arrays (one entry per column, per partition for
+ * partition_len), filled in the units of st_output's capacities. */
+#define ST_LEND_MIN_BYTES (64u << 10)
+typedef struct st_lend_sizes {
+  size_t* column_bytes;       /* values (strings: string bytes), in bytes */
+  size_t* string_offsets_len; /* string columns: int64 offsets; 0 for the others */
+  size_t* partition_len;      /* row splits, in int64s */
+} st_lend_sizes;
+
+/* st_plan_lend_sizes and st_plan_lend_sizes_contiguous take the batch a
+ * decode is about to get (the arguments of st_decode_into and
+ * st_decode_contiguous_into) and return 1 with sizes filled when the
+ * caller should lend buffers of those sizes, or 0 when it should lend
+ * nothing (a batch under ST_LEND_MIN_BYTES, or a first batch too small
+ * to sample, or a failed sample: the decode then reports the error). */
+int32_t st_plan_lend_sizes(const st_plan* plan, const uint8_t* const* ptrs, const size_t* lens, int64_t n,
+                           const st_options* opts, const st_lend_sizes* sizes);
+int32_t st_plan_lend_sizes_contiguous(const st_plan* plan, const uint8_t* data, size_t data_len,
+                                      const int64_t* offsets, int64_t n, const st_options* opts,
+                                      const st_lend_sizes* sizes);
+/* st_test_lend_log, for tests of the callers: with on != 0, every later
+ * st_plan_lend_sizes* call (any plan, process-wide) appends to a log its
+ * input bytes, records, result, number of columns C and partitions P, and
+ * then C column_bytes, C string_offsets_len and P partition_len (zeros
+ * when the result is 0). Each call clears the log.
+ * st_test_lend_log_read copies up to cap entries into dst and returns the
+ * log's length. */
+void st_test_lend_log(int32_t on);
+int64_t st_test_lend_log_read(int64_t* dst, int64_t cap);
+
 /* Results. Sizes first, then copy into buffers the caller allocated (a
  * TensorFlow output tensor, a Go slice): chunks decoded on other threads
  * are concatenated, and offsets and splits fixed up, during the copy. */

@@ -13,6 +13,7 @@
 // with the engine's error (a bad record is not a failure of the runner).
 // With "each", every record is decoded as a batch of its own and the
 // line counts the records that decoded and those that failed.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -76,9 +77,88 @@ static std::vector<std::vector<uint8_t>> outputs(const st_plan* plan, const st_r
 // of its own, so that the sanitizer catches a write past one; too small
 // ones make the engine move to its own memory), and exits with status 4
 // unless the outputs equal want's.
+// Capacities of the buffers to lend, in st_output's units.
+struct Caps {
+  std::vector<size_t> col, off, part;
+};
+
+static void check_into_caps(const st_plan* plan, const st_result* want, const std::vector<const uint8_t*>& ptrs,
+                            const std::vector<size_t>& lens, size_t from, size_t to, const Caps& caps, bool contiguous,
+                            int threads, const char* what);
+
 static void check_into(const st_plan* plan, const st_result* want, const std::vector<const uint8_t*>& ptrs,
                        const std::vector<size_t>& lens, size_t from, size_t to, size_t num, size_t den,
                        bool contiguous, int threads) {
+  int64_t nc = st_plan_num_columns(plan), np = st_plan_num_partitions(plan);
+  Caps caps{std::vector<size_t>(size_t(nc)), std::vector<size_t>(size_t(nc)), std::vector<size_t>(size_t(np))};
+  for (int64_t c = 0; c < nc; c++) {
+    caps.col[size_t(c)] = size_t(st_result_column_bytes(want, c)) * num / den;
+    if (st_plan_column_dtype(plan, c) == ST_STRING) {
+      caps.off[size_t(c)] = size_t(st_result_column_length(want, c) + 1) * num / den;
+    }
+  }
+  for (int64_t p = 0; p < np; p++) caps.part[size_t(p)] = size_t(st_result_partition_length(want, p)) * num / den;
+  char what[64];
+  snprintf(what, sizeof what, "buffers x %zu/%zu", num, den);
+  check_into_caps(plan, want, ptrs, lens, from, to, caps, contiguous, threads, what);
+}
+
+// check_sized decodes the records with a plan of their own (no history)
+// twice, into buffers of the sizes st_plan_lend_sizes or
+// st_plan_lend_sizes_contiguous gives: the first sized from a sample of
+// the batch, the second from the first batch. It exits with status 5 when
+// a size passes the policy's bounds (string bytes: the input; elements:
+// input bytes + records + 1, plus the slack of 1/32 and 16) and with
+// status 4 unless the outputs equal want's.
+static void check_sized(const std::vector<uint8_t>& plan_bytes, const st_result* want,
+                        const std::vector<const uint8_t*>& ptrs, const std::vector<size_t>& lens, bool contiguous,
+                        int threads) {
+  st_error err;
+  st_plan* plan = st_plan_new(plan_bytes.data(), plan_bytes.size(), &err);
+  if (!plan) exit(3);
+  const int64_t n = int64_t(ptrs.size());
+  std::vector<uint8_t> data;
+  std::vector<int64_t> offsets{0};
+  for (size_t i = 0; i < ptrs.size(); i++) {
+    if (lens[i]) data.insert(data.end(), ptrs[i], ptrs[i] + lens[i]);
+    offsets.push_back(int64_t(data.size()));
+  }
+  const int64_t nc = st_plan_num_columns(plan), np = st_plan_num_partitions(plan);
+  const int64_t in = int64_t(data.size());
+  for (int round = 0; round < 2; round++) {
+    Caps caps{std::vector<size_t>(size_t(nc)), std::vector<size_t>(size_t(nc)), std::vector<size_t>(size_t(np))};
+    st_lend_sizes sizes{caps.col.data(), caps.off.data(), caps.part.data()};
+    st_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.threads = threads;
+    int32_t lend = contiguous ? st_plan_lend_sizes_contiguous(plan, data.data(), data.size(), offsets.data(), n, &opts, &sizes)
+                              : st_plan_lend_sizes(plan, ptrs.data(), lens.data(), n, &opts, &sizes);
+    if (lend != 1) break;  // a batch too small to lend for, or to sample
+    for (int64_t c = 0; c < nc; c++) {
+      const bool str = st_plan_column_dtype(plan, c) == ST_STRING;
+      if ((str && int64_t(caps.col[size_t(c)]) > std::max<int64_t>(in, 1)) || (!str && int64_t(caps.col[size_t(c)]) > 8 * (in + n + 1)) ||
+          int64_t(caps.off[size_t(c)]) > in + n + 2) {
+        printf("st_plan_lend_sizes: column %lld: %zu bytes, %zu offsets for %lld bytes in %lld records\n", (long long)c,
+               caps.col[size_t(c)], caps.off[size_t(c)], (long long)in, (long long)n);
+        exit(5);
+      }
+    }
+    for (int64_t p = 0; p < np; p++) {
+      if (int64_t(caps.part[size_t(p)]) > in + n + 1) {
+        printf("st_plan_lend_sizes: partition %lld: %zu splits for %lld bytes in %lld records\n", (long long)p,
+               caps.part[size_t(p)], (long long)in, (long long)n);
+        exit(5);
+      }
+    }
+    check_into_caps(plan, want, ptrs, lens, 0, ptrs.size(), caps, contiguous, threads,
+                    round == 0 ? "sizes from a sample" : "sizes from the last batch");
+  }
+  st_plan_free(plan);
+}
+
+static void check_into_caps(const st_plan* plan, const st_result* want, const std::vector<const uint8_t*>& ptrs,
+                            const std::vector<size_t>& lens, size_t from, size_t to, const Caps& caps, bool contiguous,
+                            int threads, const char* what) {
   std::vector<uint8_t> data;
   std::vector<int64_t> offsets{0};
   for (size_t i = from; i < to; i++) {
@@ -89,19 +169,12 @@ static void check_into(const st_plan* plan, const st_result* want, const std::ve
   if (!data.empty()) memcpy(exact, data.data(), data.size());
   int64_t nc = st_plan_num_columns(plan), np = st_plan_num_partitions(plan);
   std::vector<void*> col(static_cast<size_t>(nc)), off(static_cast<size_t>(nc)), part(static_cast<size_t>(np));
-  std::vector<size_t> col_cap(static_cast<size_t>(nc)), off_cap(static_cast<size_t>(nc)), part_cap(static_cast<size_t>(np));
+  std::vector<size_t> col_cap = caps.col, off_cap = caps.off, part_cap = caps.part;
   for (int64_t c = 0; c < nc; c++) {
-    col_cap[size_t(c)] = size_t(st_result_column_bytes(want, c)) * num / den;
     col[size_t(c)] = malloc(col_cap[size_t(c)] ? col_cap[size_t(c)] : 1);
-    if (st_plan_column_dtype(plan, c) == ST_STRING) {
-      off_cap[size_t(c)] = size_t(st_result_column_length(want, c) + 1) * num / den;
-      off[size_t(c)] = malloc(off_cap[size_t(c)] ? off_cap[size_t(c)] * 8 : 1);
-    }
+    if (st_plan_column_dtype(plan, c) == ST_STRING) off[size_t(c)] = malloc(off_cap[size_t(c)] ? off_cap[size_t(c)] * 8 : 1);
   }
-  for (int64_t p = 0; p < np; p++) {
-    part_cap[size_t(p)] = size_t(st_result_partition_length(want, p)) * num / den;
-    part[size_t(p)] = malloc(part_cap[size_t(p)] ? part_cap[size_t(p)] * 8 : 1);
-  }
+  for (int64_t p = 0; p < np; p++) part[size_t(p)] = malloc(part_cap[size_t(p)] ? part_cap[size_t(p)] * 8 : 1);
   st_output out;
   out.column_data = col.data();
   out.column_bytes = col_cap.data();
@@ -119,7 +192,7 @@ static void check_into(const st_plan* plan, const st_result* want, const std::ve
   std::vector<std::vector<uint8_t>> have;
   if (got) have = outputs(plan, got);
   if (!got || have != outputs(plan, want)) {
-    printf("%s (buffers x %zu/%zu) differs from st_decode\n", contiguous ? "st_decode_contiguous_into" : "st_decode_into", num, den);
+    printf("%s (%s) differs from st_decode\n", contiguous ? "st_decode_contiguous_into" : "st_decode_into", what);
     exit(4);
   }
   // What reads as in place must be in the caller's buffers.
@@ -240,6 +313,8 @@ int main(int argc, char** argv) {
         check_into(plan, r, ptrs, lens, 0, ptrs.size(), 2, 3, contiguous, 1);
         check_into(plan, r, ptrs, lens, 0, ptrs.size(), 3, 2, contiguous, 3);
         check_into(plan, r, ptrs, lens, 0, ptrs.size(), 1, 1, contiguous, 2);
+        // The sizing policy's sizes, from a sample and then from history.
+        check_sized(plan_bytes, r, ptrs, lens, contiguous, threads);
       }
     }
     uint64_t sum = 0;

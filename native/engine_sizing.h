@@ -1,0 +1,103 @@
+// Sizing the buffers a caller lends the engine (st_plan_lend_sizes): the
+// policy, in one place for every caller.
+//
+// Part of the engine (engine.cc), which includes it once after the
+// standard headers it relies on. Not a public header; the C ABI is
+// include/structtensor_native.h.
+//
+// Two callers lend buffers: package native (Go memory that becomes the
+// StructTensor) and the TensorFlow kernel (pooled blocks that become the
+// output tensors). They allocate differently (Go one block per batch, the
+// kernel one pool block per output, rounded up to a size class so that
+// similar batches reuse each other's blocks), but how much room each
+// output gets is this one policy, computed here from the history the
+// plan keeps, so that the same batches get the same sizes whoever
+// decodes them. What it trades:
+//
+//   - Too small costs speed only: an output that outgrows its buffer
+//     moves to engine memory and is copied out, as when nothing is lent,
+//     so the output never depends on a guess. Too large costs memory
+//     that lives as long as the output (the slack is sliced off, not
+//     freed). So the guess is the last batch's size, scaled, plus a
+//     little: 1/32 and 16 elements.
+//   - The guess scales the plan's last batch of at least
+//     ST_LEND_MIN_BYTES by the larger of the ratios of input bytes and of
+//     records: most outputs grow with the bytes, some (row splits,
+//     implicit scalars) with the records.
+//   - No output of a batch of B bytes in N records has more than B + N + 1
+//     elements in practice (no value takes less than a byte of input, nor
+//     a nested message less than two; the +N is the implicit scalars and
+//     the splits), and no string column more than B bytes: the bounds keep
+//     a batch much larger than the last from lending far too much.
+//   - A plan's first large batch has no history: the first sixteenth of
+//     it (at least half of ST_LEND_MIN_BYTES) is decoded first, into
+//     engine memory of its own (not the plan's pool, which lending
+//     decodes never use), and sizes the rest. When that sample would be
+//     the whole batch, nothing is lent.
+//   - Below ST_LEND_MIN_BYTES nothing is lent: copying the output out is
+//     cheap there, and the slack (and each buffer's alignment) would
+//     weigh more than the output.
+
+#ifndef STRUCTTENSOR_NATIVE_ENGINE_SIZING_H_
+#define STRUCTTENSOR_NATIVE_ENGINE_SIZING_H_
+
+// BatchSizes are the sizes of one batch's input and outputs, which the
+// plan keeps (st_plan::last_sizes) to size the next batch's buffers from.
+struct BatchSizes {
+  int64_t in_bytes = 0, records = 0;
+  std::vector<int64_t> col_len;    // per column: values (strings: strings)
+  std::vector<int64_t> col_bytes;  // per column: value bytes
+  std::vector<int64_t> part_len;   // per partition: row splits
+};
+
+namespace {
+
+constexpr int64_t kLendMinBytes = int64_t(ST_LEND_MIN_BYTES);
+
+// sample_bytes is the size of the first records of a batch of in_bytes
+// decoded to size a plan's first lent buffers.
+int64_t sample_bytes(int64_t in_bytes) { return std::max(in_bytes / 16, kLendMinBytes / 2); }
+
+// fill_lend_sizes writes the room to lend each output of a batch of
+// in_bytes bytes in n records, scaled from last (see the top of the file),
+// in the units of st_output's capacities.
+void fill_lend_sizes(const std::vector<uint8_t>& dtypes, const BatchSizes& last, int64_t in_bytes, int64_t n,
+                     const st_lend_sizes& out) {
+  double ratio = double(in_bytes) / double(std::max<int64_t>(last.in_bytes, 1));
+  ratio = std::max(ratio, double(n) / double(std::max<int64_t>(last.records, 1)));
+  const int64_t limit = in_bytes + n + 1;
+  auto scale = [&](int64_t prev, int64_t bound) {
+    const double s = double(prev) * ratio;
+    return std::min(int64_t(s + s / 32) + 16, bound);
+  };
+  for (size_t c = 0; c < dtypes.size(); c++) {
+    if (dtypes[c] == ST_STRING) {
+      out.column_bytes[c] = size_t(std::max<int64_t>(scale(last.col_bytes[c], in_bytes), 1));
+      out.string_offsets_len[c] = size_t(scale(last.col_len[c], limit) + 1);
+      continue;
+    }
+    out.column_bytes[c] = size_t(std::max<int64_t>(scale(last.col_len[c], limit), 1)) << shift_of(dtypes[c]);
+    out.string_offsets_len[c] = 0;
+  }
+  for (size_t p = 0; p < last.part_len.size(); p++) {
+    out.partition_len[p] = size_t(std::max<int64_t>(scale(last.part_len[p], limit), 1));
+  }
+}
+
+// The test log of st_test_lend_log: every st_plan_lend_sizes* result while on.
+std::atomic<bool> lend_log_on{false};
+std::mutex lend_log_mu;
+std::vector<int64_t> lend_log;
+
+void log_lend_sizes(size_t ncols, size_t nparts, int64_t in_bytes, int64_t n, int32_t lend, const st_lend_sizes& s) {
+  if (!lend_log_on.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(lend_log_mu);
+  lend_log.insert(lend_log.end(), {in_bytes, n, int64_t(lend), int64_t(ncols), int64_t(nparts)});
+  for (size_t c = 0; c < ncols; c++) lend_log.push_back(lend ? int64_t(s.column_bytes[c]) : 0);
+  for (size_t c = 0; c < ncols; c++) lend_log.push_back(lend ? int64_t(s.string_offsets_len[c]) : 0);
+  for (size_t p = 0; p < nparts; p++) lend_log.push_back(lend ? int64_t(s.partition_len[p]) : 0);
+}
+
+}  // namespace
+
+#endif  // STRUCTTENSOR_NATIVE_ENGINE_SIZING_H_
