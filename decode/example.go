@@ -40,6 +40,8 @@ type ExamplePlan struct {
 	dtypes   []uint8
 	bytes    []byte
 	native   *native.ExamplePlan
+	// recent remembers the memory of the last outputs, for Recycle.
+	recent *recentOutputs
 }
 
 // exampleSlot is one key the engine decodes into a column of its own.
@@ -79,7 +81,7 @@ func CompileSequenceExample(spec *ExampleSpec) (*ExamplePlan, error) {
 }
 
 func compileExample(spec *ExampleSpec, sequence bool) (*ExamplePlan, error) {
-	p := &ExamplePlan{sequence: sequence}
+	p := &ExamplePlan{sequence: sequence, recent: new(recentOutputs)}
 	shared := map[string]int{} // list slots shared by partitions
 	addSlot := func(s exampleSlot) int {
 		if s.mode == slotList && s.flags == 0 {
@@ -291,7 +293,7 @@ func (p *ExamplePlan) DecodeContext(ctx context.Context, records [][]byte, opts 
 	if err != nil {
 		return nil, err
 	}
-	out, err := p.native.Decode(ctx, records, p.dtypes, o)
+	out, block, err := p.native.Decode(ctx, records, p.dtypes, o)
 	if err != nil {
 		return nil, p.wrap(ctx, err)
 	}
@@ -299,7 +301,7 @@ func (p *ExamplePlan) DecodeContext(ctx context.Context, records [][]byte, opts 
 	for _, r := range records {
 		size += int64(len(r))
 	}
-	return p.build(out, len(records), size)
+	return p.finish(out, block, len(records), size)
 }
 
 // DecodeContiguous decodes the records data[offsets[i]:offsets[i+1]].
@@ -316,11 +318,38 @@ func (p *ExamplePlan) DecodeContiguousContext(ctx context.Context, data []byte, 
 	if err != nil {
 		return nil, err
 	}
-	out, err := p.native.DecodeContiguous(ctx, data, offsets, p.dtypes, o)
+	out, block, err := p.native.DecodeContiguous(ctx, data, offsets, p.dtypes, o)
 	if err != nil {
 		return nil, p.wrap(ctx, err)
 	}
-	return p.build(out, len(offsets)-1, offsets[len(offsets)-1]-offsets[0])
+	return p.finish(out, block, len(offsets)-1, offsets[len(offsets)-1]-offsets[0])
+}
+
+// finish builds the StructTensor of a decode whose outputs are stretches
+// of block, and remembers block for Recycle.
+func (p *ExamplePlan) finish(out []native.SlotOutput, block []byte, nrows int, inputBytes int64) (*structtensor.StructTensor, error) {
+	st, err := p.build(out, nrows, inputBytes)
+	if err != nil {
+		p.native.Recycle(block) // nothing holds it
+		return nil, err
+	}
+	p.recent.add(st, block)
+	return st, nil
+}
+
+// Recycle hands the memory of st, a StructTensor one of the plan's recent
+// decodes returned, back to the plan, for a later decode to write its
+// output into instead of allocating new memory; as Plan.Recycle, whose
+// rules it follows: after the call st and every slice taken from it must
+// no longer be used. A StructTensor the plan did not return lately (it
+// keeps the last few), or one already recycled, is ignored.
+func (p *ExamplePlan) Recycle(st *structtensor.StructTensor) {
+	if st == nil {
+		return
+	}
+	if block := p.recent.take(st); block != nil {
+		p.native.Recycle(block)
+	}
 }
 
 // wrap turns an engine error into this package's errors.

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/structtensor/structtensor-go/internal/testhook"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -308,5 +309,72 @@ func TestExamplePartitionKinds(t *testing.T) {
 	}
 	if _, err := ParseExampleSpec([]byte(`{"features": {"x": {"kind": "ragged", "dtype": "int64", "partitions": [{"kind": "row_ids"}]}}}`)); !errors.Is(err, ErrFeatureSpec) {
 		t.Errorf("unknown partition kind: %v", err)
+	}
+}
+
+// TestExampleRecycle decodes a batch into the memory of a recycled output
+// (poisoned by the test hook): the
+// result must equal a decode into fresh memory, and the decode must
+// allocate far less than its output.
+func TestExampleRecycle(t *testing.T) {
+	testhook.PoisonLentBuffers.Store(true)
+	defer testhook.PoisonLentBuffers.Store(false)
+	for _, tc := range []struct {
+		name string
+		gen  func(int) (*ExampleSpec, []byte, []int64)
+	}{{"example", benchExamples}, {"sequence", benchSequenceExamples}} {
+		spec, data, offsets := tc.gen(400)
+		plan, err := compileExample(spec, tc.name == "sequence")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The recycled block is poisoned (the test hook) before its reuse:
+		// nothing of batch a can pass for batch b's.
+		half := len(offsets) / 2
+		a, b := offsets[half:], offsets[half:]
+		want, err := plan.DecodeContiguous(data, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantSmall, err := plan.DecodeContiguous(data, b[:3])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, threads := range []int{1, 2} {
+			stA, err := plan.DecodeContiguous(data, a, DecodeOptions{Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh := allocated(t, func() {
+				if _, err := plan.DecodeContiguous(data, b, DecodeOptions{Threads: threads}); err != nil {
+					t.Fatal(err)
+				}
+			})
+			plan.Recycle(stA)
+			plan.Recycle(stA) // a second time: ignored
+			var stB *structtensor.StructTensor
+			recycled := allocated(t, func() {
+				if stB, err = plan.DecodeContiguous(data, b, DecodeOptions{Threads: threads}); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if !structtensor.Equal(want, stB) {
+				t.Errorf("%s on %d threads: decoded into recycled memory, differs from a fresh decode", tc.name, threads)
+			}
+			if recycled*4 > fresh {
+				t.Errorf("%s on %d threads: a decode into recycled memory allocated %d bytes, one into fresh memory %d", tc.name, threads, recycled, fresh)
+			}
+			plan.Recycle(&structtensor.StructTensor{}) // not the plan's: ignored
+			// A batch of 2 records leaves the big block for a later batch
+			// and decodes right.
+			plan.Recycle(stB)
+			small, err := plan.DecodeContiguous(data, b[:3])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !structtensor.Equal(small, wantSmall) {
+				t.Errorf("%s: the batch of 2 differs", tc.name)
+			}
+		}
 	}
 }

@@ -9,6 +9,7 @@ import "C"
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -25,6 +26,22 @@ const (
 // for concurrent use.
 type ExamplePlan struct {
 	p *C.st_example_plan
+	// spare is the block of an earlier decode's outputs handed back by
+	// Recycle, for the next decode that fits in it to copy its outputs
+	// into.
+	spare atomic.Pointer[[]byte]
+}
+
+// Recycle hands back block, the memory of an earlier decode's outputs
+// (the block DecodeContiguous returned), for a later decode to copy its
+// outputs into instead of allocating: the caller guarantees that nothing
+// reads or writes it any more. The plan keeps one such block (the
+// latest). As for Plan.Recycle, fresh memory for every batch costs a
+// garbage collection cycle and page faults.
+func (p *ExamplePlan) Recycle(block []byte) {
+	if len(block) > 0 {
+		p.spare.Store(&block)
+	}
 }
 
 // NewExamplePlan parses the byte form of a feature plan. The plan frees
@@ -70,7 +87,7 @@ type SlotOutput struct {
 // one buffer first (a memcpy, a small part of the decode's cost), which
 // the call passes as a cgo argument: no Go pointer is stored in memory
 // the engine reads, and the engine keeps no reference after the call.
-func (p *ExamplePlan) Decode(ctx context.Context, records [][]byte, dtypes []uint8, o Options) ([]SlotOutput, error) {
+func (p *ExamplePlan) Decode(ctx context.Context, records [][]byte, dtypes []uint8, o Options) ([]SlotOutput, []byte, error) {
 	var total int
 	for _, r := range records {
 		total += len(r)
@@ -86,9 +103,13 @@ func (p *ExamplePlan) Decode(ctx context.Context, records [][]byte, dtypes []uin
 
 // DecodeContiguous is Decode for records laid out in one buffer: record i
 // is data[offsets[i]:offsets[i+1]], read in place during the call.
-func (p *ExamplePlan) DecodeContiguous(ctx context.Context, data []byte, offsets []int64, dtypes []uint8, o Options) ([]SlotOutput, error) {
+//
+// Every slice of the outputs is a stretch of one block of Go memory,
+// which is also returned, for Recycle once the outputs are no longer
+// used.
+func (p *ExamplePlan) DecodeContiguous(ctx context.Context, data []byte, offsets []int64, dtypes []uint8, o Options) ([]SlotOutput, []byte, error) {
 	if len(offsets) == 0 {
-		return nil, &Error{Code: CodeArgument, Record: -1, Offset: -1, Message: "no offsets"}
+		return nil, nil, &Error{Code: CodeArgument, Record: -1, Offset: -1, Message: "no offsets"}
 	}
 	// data and offsets are cgo arguments, pinned for the call.
 	var dp *C.uint8_t
@@ -102,69 +123,117 @@ func (p *ExamplePlan) DecodeContiguous(ctx context.Context, data []byte, offsets
 	r := C.st_example_decode_contiguous(p.p, dp, C.size_t(len(data)), (*C.int64_t)(unsafe.Pointer(&offsets[0])),
 		C.int64_t(len(offsets)-1), &opts, &cerr)
 	if r == nil {
-		return nil, toError(&cerr)
+		return nil, nil, toError(&cerr)
 	}
 	defer C.st_example_result_free(r)
 	defer runtime.KeepAlive(p)
-	return copyExampleResult(r, dtypes)
+	return p.copyResult(r, dtypes)
 }
 
-// copyExampleResult copies every slot of r into Go memory (one memcpy
-// per slot output and chunk, done by the engine into Go slices that are
-// only written during the call). The slices are not cleared first: the
-// copies write every element.
-func copyExampleResult(r *C.st_example_result, dtypes []uint8) ([]SlotOutput, error) {
-	out := make([]SlotOutput, len(dtypes))
+// exampleSlotSizes are the lengths of one slot's outputs.
+type exampleSlotSizes struct {
+	n, nb  int    // values (strings: count), value bytes
+	splits [2]int // row splits at levels 0 and 1 (0: no such level)
+}
+
+// copyResult copies every slot of r into Go memory: one block, recycled
+// when the plan has a spare one that fits (and is not over twice the
+// size: the outputs keep all of it alive), else allocated. The engine
+// copies each output into its stretch of the block (one memcpy per slot
+// output and chunk); the block is not cleared first, as the copies write
+// every byte the outputs hold.
+func (p *ExamplePlan) copyResult(r *C.st_example_result, dtypes []uint8) ([]SlotOutput, []byte, error) {
 	fail := func(code C.int32_t) error {
 		return &Error{Code: int(code), Record: -1, Offset: -1, Message: "copying the feature decoder's output"}
 	}
+	sizes := make([]exampleSlotSizes, len(dtypes))
+	var total int
+	stretch := func(bytes int) { total += (bytes + exampleAlign - 1) &^ (exampleAlign - 1) }
 	for s, dt := range dtypes {
 		cs := C.int64_t(s)
-		n := int(C.st_example_result_values_length(r, cs))
-		nb := int(C.st_example_result_values_bytes(r, cs))
-		if n < 0 || nb < 0 {
-			return nil, fail(C.ST_ERR_ARGUMENT)
+		z := &sizes[s]
+		z.n = int(C.st_example_result_values_length(r, cs))
+		z.nb = int(C.st_example_result_values_bytes(r, cs))
+		if z.n < 0 || z.nb < 0 {
+			return nil, nil, fail(C.ST_ERR_ARGUMENT)
 		}
-		o := &out[s]
-		var dst unsafe.Pointer
+		stretch(z.nb)
+		if dt != 3 && dt != 6 { // strings: offsets
+			stretch(8 * (z.n + 1))
+		}
+		for level := range z.splits {
+			z.splits[level] = int(C.st_example_result_splits_length(r, cs, C.int32_t(level)))
+			stretch(8 * z.splits[level])
+		}
+	}
+	var block []byte
+	if sp := p.spare.Swap(nil); sp != nil {
+		if b := *sp; len(b) >= total && 2*total >= len(b)-4096 {
+			block = b
+			poison(block)
+		} else {
+			p.spare.CompareAndSwap(nil, sp) // for a batch it fits
+		}
+	}
+	if block == nil {
+		// Slack of a sixteenth, at most 512 KiB, so that a block recycled
+		// fits a batch a little larger than this one.
+		block = makeUncleared[byte](total + min(total/16, 512<<10))
+	}
+	base := unsafe.Pointer(unsafe.SliceData(block))
+	var used int
+	take := func(bytes int) unsafe.Pointer {
+		ptr := unsafe.Add(base, used)
+		used += (bytes + exampleAlign - 1) &^ (exampleAlign - 1)
+		return ptr
+	}
+	out := make([]SlotOutput, len(dtypes))
+	for s, dt := range dtypes {
+		cs := C.int64_t(s)
+		z, o := &sizes[s], &out[s]
+		dst := take(z.nb)
 		switch dt {
 		case 3: // Int64
-			v := makeUncleared[int64](n)
-			o.Values = v
-			if n > 0 {
-				dst = unsafe.Pointer(&v[0])
-			}
+			o.Values = blockSlice[int64](dst, z.n)
 		case 6: // Float32
-			v := makeUncleared[float32](n)
-			o.Values = v
-			if n > 0 {
-				dst = unsafe.Pointer(&v[0])
-			}
+			o.Values = blockSlice[float32](dst, z.n)
 		default: // String
-			o.Bytes = makeUncleared[byte](nb)
-			if nb > 0 {
-				dst = unsafe.Pointer(&o.Bytes[0])
-			}
-			o.Offsets = makeUncleared[int64](n + 1)
-			if c := C.st_example_result_copy_string_offsets(r, cs, (*C.int64_t)(unsafe.Pointer(&o.Offsets[0])), C.size_t(n+1)); c != 0 {
-				return nil, fail(c)
+			o.Bytes = blockSlice[byte](dst, z.nb)
+			o.Offsets = blockSlice[int64](take(8*(z.n+1)), z.n+1)
+			if c := C.st_example_result_copy_string_offsets(r, cs, (*C.int64_t)(unsafe.Pointer(&o.Offsets[0])), C.size_t(z.n+1)); c != 0 {
+				return nil, nil, fail(c)
 			}
 		}
-		if c := C.st_example_result_copy_values(r, cs, dst, C.size_t(nb)); c != 0 {
-			return nil, fail(c)
+		if z.nb == 0 {
+			dst = nil // (it may point past the block's end)
+		}
+		if c := C.st_example_result_copy_values(r, cs, dst, C.size_t(z.nb)); c != 0 {
+			return nil, nil, fail(c)
 		}
 		for level, sp := range []*[]int64{&o.Splits0, &o.Splits1} {
-			k := int(C.st_example_result_splits_length(r, cs, C.int32_t(level)))
+			k := z.splits[level]
 			if k == 0 {
 				continue
 			}
-			*sp = makeUncleared[int64](k)
+			*sp = blockSlice[int64](take(8*k), k)
 			if c := C.st_example_result_copy_splits(r, cs, C.int32_t(level), (*C.int64_t)(unsafe.Pointer(&(*sp)[0])), C.size_t(k)); c != 0 {
-				return nil, fail(c)
+				return nil, nil, fail(c)
 			}
 		}
 	}
-	return out, nil
+	return out, block, nil
+}
+
+// exampleAlign is the alignment of each output in a block: a cache line.
+const exampleAlign = 64
+
+// blockSlice is the n elements of type T at ptr, a stretch of a block
+// (an empty slice for none: ptr may be the block's end).
+func blockSlice[T int64 | float32 | byte](ptr unsafe.Pointer, n int) []T {
+	if n == 0 {
+		return []T{}
+	}
+	return unsafe.Slice((*T)(ptr), n)
 }
 
 // Len returns the number of values.
