@@ -13,6 +13,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/structtensor/structtensor-go/decode"
 )
 
 // descriptorSetPath is the test schemas' FileDescriptorSet, relative to
@@ -121,9 +123,16 @@ func lookupDataset(name string) (datasetSpec, bool) {
 type dataset struct {
 	name    string
 	message protoreflect.MessageDescriptor
-	paths   []string // every leaf path, struct2tensor syntax, declaration order
+	paths   []string // every leaf path, struct2tensor syntax, declaration order (example datasets: output fields)
 	data    []byte   // records, back to back
 	offsets []int64  // len(records)+1
+
+	// features is the feature spec of a dataset of tf.Examples (or
+	// SequenceExamples, with sequence) decoded by feature, specJSON its
+	// JSON form; nil for a protobuf dataset (then message is set).
+	features *decode.ExampleSpec
+	specJSON []byte
+	sequence bool
 }
 
 func (d *dataset) numRecords() int { return len(d.offsets) - 1 }
@@ -401,5 +410,19 @@ func datasetNames() string {
 	for _, d := range datasetSpecs {
 		names = append(names, d.name)
 	}
+	for _, d := range exampleDatasetSpecs {
+		names = append(names, d.name)
+	}
 	return strings.Join(names, ",")
+}
+
+// generateNamed generates the dataset called name, of either kind.
+func generateNamed(s *schemas, name string, size int64, seed uint64) (*dataset, error) {
+	if spec, ok := lookupDataset(name); ok {
+		return generate(s, spec, size, seed)
+	}
+	if spec, ok := lookupExampleDataset(name); ok {
+		return generateExamples(spec, size, seed)
+	}
+	return nil, fmt.Errorf("unknown dataset %q (have %s)", name, datasetNames())
 }

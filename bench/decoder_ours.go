@@ -13,17 +13,19 @@ import (
 // contiguous buffer (the layout tfrecord.Reader.ReadBatch produces).
 func init() {
 	registerDecoder(decoder{
-		name:  "ours-1t",
-		order: 10,
-		about: "decode.Plan.DecodeContiguous on one thread (native C++ engine via cgo)",
+		name:   "ours-1t",
+		order:  10,
+		about:  "decode.Plan.DecodeContiguous on one thread (native C++ engine via cgo); decode.ExamplePlan's on the datasets by feature spec",
+		runsOn: protoDatasets | exampleDatasets,
 		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
 			return prepareOurs(e, ds, 1)
 		},
 	})
 	registerDecoder(decoder{
-		name:  "ours-all",
-		order: 20,
-		about: "decode.Plan.DecodeContiguous on every core",
+		name:   "ours-all",
+		order:  20,
+		about:  "decode.Plan.DecodeContiguous (ExamplePlan's) on every core",
+		runsOn: protoDatasets | exampleDatasets,
 		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
 			return prepareOurs(e, ds, runtime.NumCPU())
 		},
@@ -43,10 +45,24 @@ func init() {
 	// (the TensorFlow op's outputs come from TensorFlow's allocator,
 	// which reuses the memory of released tensors the same way).
 	registerDecoder(decoder{
-		name:  "ours-1t-recycle",
-		order: 11,
-		about: "ours-1t, each call's output recycled (Plan.Recycle) into the next call's",
+		name:   "ours-1t-recycle",
+		order:  11,
+		about:  "ours-1t, each call's output recycled (Plan.Recycle, ExamplePlan.Recycle) into the next call's",
+		runsOn: protoDatasets | exampleDatasets,
 		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
+			if ds.features != nil {
+				plan, err := compileExamplePlan(ds)
+				if err != nil {
+					return nil, err
+				}
+				var prev *structtensor.StructTensor
+				return func() (*structtensor.StructTensor, error) {
+					plan.Recycle(prev)
+					st, err := plan.DecodeContiguous(ds.data, ds.offsets, decode.DecodeOptions{Threads: 1})
+					prev = st
+					return st, err
+				}, nil
+			}
 			plan, err := compilePlan(e, ds)
 			if err != nil {
 				return nil, err
@@ -108,6 +124,15 @@ func decodeInBatches(plan *decode.Plan, ds *dataset, size int64, recycle bool, u
 }
 
 func prepareOurs(e *env, ds *dataset, threads int) (decodeFunc, error) {
+	if ds.features != nil {
+		plan, err := compileExamplePlan(ds)
+		if err != nil {
+			return nil, err
+		}
+		return func() (*structtensor.StructTensor, error) {
+			return plan.DecodeContiguous(ds.data, ds.offsets, decode.DecodeOptions{Threads: threads})
+		}, nil
+	}
 	plan, err := compilePlan(e, ds)
 	if err != nil {
 		return nil, err

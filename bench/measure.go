@@ -78,7 +78,12 @@ func timeDecoder(ds *dataset, fn decodeFunc, minCPU time.Duration, minIters int)
 	}
 	m := &measurement{Records: ds.numRecords(), BaseRSS: base}
 	if out != nil { // nil: a parse-only decoder
-		leaves, err := leafDigests(out, ds.message, ds.paths)
+		var leaves map[string]leafDigest
+		if ds.features != nil {
+			leaves, err = exampleLeafDigests(out, ds.paths)
+		} else {
+			leaves, err = leafDigests(out, ds.message, ds.paths)
+		}
 		if err != nil {
 			return nil, err
 		}

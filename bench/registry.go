@@ -44,6 +44,33 @@ type decoder struct {
 	// unavailable, if set, returns why the decoder cannot run on this
 	// machine ("" when it can); the harness reports it and skips it.
 	unavailable func(env *env) string
+
+	// runsOn says which datasets the decoder decodes; zero means the
+	// protobuf datasets only.
+	runsOn datasetKinds
+	// someLeaves marks an external decoder that digests only some leaves
+	// (those it decodes as ours does): only those are compared.
+	someLeaves bool
+}
+
+// datasetKinds is a set of kinds of dataset.
+type datasetKinds uint8
+
+const (
+	protoDatasets   datasetKinds = 1 << iota // datasetSpecs: protobuf records by descriptor
+	exampleDatasets                          // exampleDatasetSpecs: tf.Examples by feature spec
+)
+
+// runs tells whether d decodes ds.
+func (d *decoder) runs(ds *dataset) bool {
+	kinds := d.runsOn
+	if kinds == 0 {
+		kinds = protoDatasets
+	}
+	if ds.features != nil {
+		return kinds&exampleDatasets != 0
+	}
+	return kinds&protoDatasets != 0
 }
 
 var registry = map[string]decoder{}

@@ -92,7 +92,9 @@ func summarize(w io.Writer, results []result, skipped map[string]string) {
 			fmt.Fprintf(w, "target dataset=%s 1 MB batches, recycling: %.0f%% of ours-1t-recycle's MB/cpu-s (%.1f vs %.1f), goal >= %.0f%%: %s\n",
 				ds, 100*r, small.mbPerCPUSec(), whole.mbPerCPUSec(), 100*smallBatchesMin, met(r >= smallBatchesMin))
 		}
-		if s2t := get(ds, "struct2tensor"); s2t != nil {
+		if _, byFeature := lookupExampleDataset(ds); byFeature {
+			summarizeExamples(w, ds, ours, get, skipped, met)
+		} else if s2t := get(ds, "struct2tensor"); s2t != nil {
 			x := ours.mbPerCPUSec() / s2t.mbPerCPUSec()
 			fmt.Fprintf(w, "target dataset=%s speedup ours-1t vs struct2tensor: %.1fx (%.1f vs %.1f MB/cpu-s), goal >= %.0fx: %s\n",
 				ds, x, ours.mbPerCPUSec(), s2t.mbPerCPUSec(), minSpeedupVsS2T, met(x >= minSpeedupVsS2T))
