@@ -912,6 +912,83 @@ struct Chunk {
     return emit(si);
   }
 
+  // emit_list reads a feature list (slot si of a SequenceExample's
+  // feature_lists) in the form serializers write: each step a Feature of
+  // one list of the slot's kind, numbers in one packed run, no value of
+  // another field; with no branch on anything else. Anything else, bad
+  // values and counts included, is taken back and read by emit, which
+  // reports the error.
+  bool emit_list(int32_t si) {
+    const Slot& s = plan->slots[si];
+    SlotState& st = state[si];
+    if (st.gen != rec) return emit(si);
+    st.present = false;
+    SlotOut& o = out[si];
+    const uint8_t* p = st.value.p;
+    const uint8_t* end = p + st.value.n;
+    const uint8_t list_tag = uint8_t((uint32_t(s.kind) << 3) | XW_LEN);
+    int64_t steps = 0;
+    while (p < end) {
+      // A step: field 1 of the FeatureList, a Feature holding one list.
+      if (p[0] != ((1u << 3) | XW_LEN)) return emit_again(si);
+      p++;
+      uint64_t fl;
+      if (!read_varint(p, end, &fl) || fl > uint64_t(end - p) || fl < 2) return emit_again(si);
+      const uint8_t* f = p;
+      const uint8_t* fe = p + fl;
+      p = fe;
+      if (f[0] != list_tag) return emit_again(si);
+      f++;
+      uint64_t ln;
+      if (!read_varint(f, fe, &ln) || ln != uint64_t(fe - f)) return emit_again(si);
+      uint64_t count = 0;
+      if (s.kind == K_BYTES) {
+        while (f < fe) {
+          if (f[0] != ((1u << 3) | XW_LEN)) return emit_again(si);
+          f++;
+          const uint8_t* v;
+          size_t vn;
+          if (!read_len(f, fe, &v, &vn)) return emit_again(si);
+          o.bytes.append_short(v, vn, rec_end);
+          o.offs.push(int64_t(o.bytes.size()));
+          count++;
+        }
+      } else if (f < fe) {
+        if (fe - f < 2 || f[0] != ((1u << 3) | XW_LEN)) return emit_again(si);
+        f++;
+        uint64_t qn;
+        if (!read_varint(f, fe, &qn) || qn != uint64_t(fe - f)) return emit_again(si);
+        if (s.kind == K_FLOAT) {
+          if (qn % 4 != 0) return emit_again(si);
+          count = qn / 4;
+          o.f32.append_short(reinterpret_cast<const float*>(f), size_t(count), rec_end);
+        } else if (qn == 1 && f[0] < 0x80) {
+          o.i64.push(int64_t(f[0]));
+          count = 1;
+        } else {
+          count = count_varints(f, size_t(qn));
+          const uint8_t* bad;
+          if (!packed_varints(f, fe, rec_end, size_t(count), o.i64.grow(size_t(count)), &bad)) return emit_again(si);
+        }
+      }
+      if (s.mode == XM_FIXED) {
+        if (count != s.count) return emit_again(si);
+      } else {
+        o.splits1.push(o.length(s.dtype));
+      }
+      steps++;
+    }
+    o.splits0.push(o.splits0.back() + steps);
+    return true;
+  }
+
+  // emit_again takes back what emit_list appended of the record's slot
+  // si and reads it with emit.
+  bool emit_again(int32_t si) {
+    rollback_slot(si);
+    return emit(si);
+  }
+
   bool emit(int32_t si) {
     const Slot& s = plan->slots[si];
     SlotOut& o = out[si];
@@ -1019,7 +1096,7 @@ struct Chunk {
       }
       if (ok) {
         for (int32_t i : plan->feature_lists) {
-          if (!emit(i) || !finish(i)) {
+          if (!emit_list(i) || !finish(i)) {
             ok = false;
             break;
           }
