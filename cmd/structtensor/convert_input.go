@@ -148,7 +148,12 @@ func (a *jsonArrayLines) next() error {
 		return fmt.Errorf("%w: element %d is not an object", errNotRecords, a.index)
 	}
 	a.index++
-	if err := json.Compact(&a.line, a.raw); err != nil {
+	// An element spread over lines is compacted onto one; the common
+	// element without a newline (none can be inside a string) is copied
+	// as it is, saving a second scan.
+	if bytes.IndexByte(a.raw, '\n') < 0 {
+		a.line.Write(a.raw)
+	} else if err := json.Compact(&a.line, a.raw); err != nil {
 		return err
 	}
 	a.line.WriteByte('\n')
