@@ -7,14 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/structtensor/structtensor-go/cops"
 	"github.com/structtensor/structtensor-go/decode"
@@ -82,58 +79,6 @@ var expectedFiles = map[string]bool{
 	objectgraph.AssetsDir + "/" + TensorRepresentationsTextFile: true,
 }
 
-// readFiles reads every file of the DataView in dir. It accepts only
-// regular files and the directories variables/ and assets/: a symbolic
-// link (even to a file inside), a FIFO, a device or a socket is refused
-// before it is read, and each file is read through a descriptor opened
-// without following links and without blocking, checked to be a regular
-// file, up to maxBytes.
-func readFiles(dir string, maxBytes int64) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if rel == "." {
-			return nil
-		}
-		switch {
-		case d.IsDir():
-			if rel != "variables" && rel != objectgraph.AssetsDir {
-				return fmt.Errorf("%w: %s: unexpected directory %s", ErrFormat, dir, rel)
-			}
-			return nil
-		case d.Type()&fs.ModeSymlink != 0:
-			return fmt.Errorf("%w: %s: %s is a symbolic link; a DataView holds regular files only", ErrFormat, dir, rel)
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%w: %s: %s is not a regular file (%v)", ErrFormat, dir, rel, d.Type())
-		case !expectedFiles[rel]:
-			return fmt.Errorf("%w: %s: unexpected file %s", ErrFormat, dir, rel)
-		}
-		b, err := readRegular(p, maxBytes)
-		if err != nil {
-			return fmt.Errorf("%w: %s: %s: %v", ErrFormat, dir, rel, err)
-		}
-		files[rel] = b
-		return nil
-	})
-	if err != nil {
-		if errors.Is(err, ErrFormat) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: %s: %v", ErrFormat, dir, err)
-	}
-	if _, ok := files[objectgraph.AssetsDir+"/"+MetadataFile]; !ok {
-		return nil, fmt.Errorf("%w: %s: %s/%s is missing", ErrFormat, dir, objectgraph.AssetsDir, MetadataFile)
-	}
-	return files, nil
-}
-
 // requireFiles checks that files holds every file of a DataView. It runs
 // after the metadata's version is known, so that a DataView of an older
 // format, which lacks some, is refused as such (ErrOldFormat).
@@ -153,33 +98,6 @@ func sortedNames(m map[string]bool) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-func readRegular(name string, maxBytes int64) ([]byte, error) {
-	fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%v)", st.Mode().Type())
-	}
-	if st.Size() > maxBytes {
-		return nil, fmt.Errorf("%d bytes, more than the limit of %d", st.Size(), maxBytes)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > maxBytes {
-		return nil, fmt.Errorf("grew past the limit of %d bytes", maxBytes)
-	}
-	return b, nil
 }
 
 // parseMetadata parses dataview.json and checks its format and version.
@@ -231,11 +149,7 @@ type checked struct {
 // exports (the graph's ops, the plan attribute, the signatures, the
 // objects and the checkpoint, with no init or main op). It needs the
 // decode op registered (cops.Register), to rebuild the export.
-func checkFiles(files map[string][]byte, o loadOptions) (*checked, error) {
-	digest := digestOf(files)
-	if o.digest != "" && o.digest != digest {
-		return nil, fmt.Errorf("%w: the DataView's digest is %s, the caller pinned %s", ErrFingerprint, digest, o.digest)
-	}
+func checkFiles(files map[string][]byte, digest string) (*checked, error) {
 	meta, err := parseMetadata(files[objectgraph.AssetsDir+"/"+MetadataFile])
 	if err != nil {
 		return nil, err
@@ -453,12 +367,9 @@ func ReadMetadata(dir string, opts ...LoadOptions) (*Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := readFiles(dir, o.maxBytes)
+	files, _, err := readDir(dir, dataViewLayout, o)
 	if err != nil {
 		return nil, err
-	}
-	if d := digestOf(files); o.digest != "" && o.digest != d {
-		return nil, fmt.Errorf("%w: the DataView's digest is %s, the caller pinned %s", ErrFingerprint, d, o.digest)
 	}
 	m, err := parseMetadata(files[objectgraph.AssetsDir+"/"+MetadataFile])
 	if err != nil {
@@ -485,11 +396,8 @@ func ReadMetadata(dir string, opts ...LoadOptions) (*Metadata, error) {
 // its files' paths and SHA-256s, metadata included. It reads the files
 // as Load does.
 func Digest(dir string) (string, error) {
-	files, err := readModelFiles(dir, DefaultMaxFileBytes)
-	if err != nil {
-		return "", err
-	}
-	return digestOf(files), nil
+	_, digest, err := readDir(dir, modelLayout, loadOptions{maxBytes: DefaultMaxFileBytes})
+	return digest, err
 }
 
 func checkEmpty(dir string) error {

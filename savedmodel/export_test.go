@@ -7,11 +7,11 @@ func CheckDir(dir string, opts ...LoadOptions) (*Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := readFiles(dir, o.maxBytes)
+	files, digest, err := readDir(dir, dataViewLayout, o)
 	if err != nil {
 		return nil, err
 	}
-	c, err := checkFiles(files, o)
+	c, err := checkFiles(files, digest)
 	if err != nil {
 		return nil, err
 	}
@@ -20,6 +20,6 @@ func CheckDir(dir string, opts ...LoadOptions) (*Metadata, error) {
 
 // CheckFiles runs the loader's checks on files by path.
 func CheckFiles(files map[string][]byte) error {
-	_, err := checkFiles(files, loadOptions{maxBytes: DefaultMaxFileBytes})
+	_, err := checkFiles(files, digestOf(files))
 	return err
 }

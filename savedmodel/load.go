@@ -47,11 +47,11 @@ func LoadDataView(dir string, opts ...LoadOptions) (*DataView, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := readFiles(dir, o.maxBytes)
+	files, digest, err := readDir(dir, dataViewLayout, o)
 	if err != nil {
 		return nil, err
 	}
-	c, err := checkFiles(files, o)
+	c, err := checkFiles(files, digest)
 	if err != nil {
 		return nil, fmt.Errorf("load DataView %s: %w", dir, err)
 	}

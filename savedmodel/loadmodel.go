@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/structtensor/structtensor-go/tfbridge/graphst"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,9 +30,6 @@ var ErrModel = errors.New("savedmodel: refused SavedModel")
 // initOpSignature is the signature_def key under which TF2 SavedModels
 // name their init op.
 const initOpSignature = "__saved_model_init_op"
-
-// maxModelFiles bounds the number of files Load reads.
-const maxModelFiles = 4096
 
 // LoadedModel is a SavedModel loaded by Load: a TensorFlow session over
 // its graph with its variables restored, and its signatures resolved to
@@ -87,13 +83,9 @@ func Load(dir string, opts ...LoadOptions) (*LoadedModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := readModelFiles(dir, o.maxBytes)
+	files, digest, err := readDir(dir, modelLayout, o)
 	if err != nil {
 		return nil, err
-	}
-	digest := digestOf(files)
-	if o.digest != "" && o.digest != digest {
-		return nil, fmt.Errorf("%w: the SavedModel's digest is %s, the caller pinned %s", ErrFingerprint, digest, o.digest)
 	}
 	if err := checkModel(files); err != nil {
 		return nil, fmt.Errorf("load SavedModel %s: %w", dir, err)
@@ -132,57 +124,6 @@ func Load(dir string, opts ...LoadOptions) (*LoadedModel, error) {
 		lm.sigs[key] = s
 	}
 	return lm, nil
-}
-
-// readModelFiles reads the files of the SavedModel in dir (see Load).
-func readModelFiles(dir string, maxBytes int64) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if rel == "." {
-			return nil
-		}
-		top, _, nested := strings.Cut(rel, "/")
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			return fmt.Errorf("%w: %s: %s is a symbolic link; a SavedModel is loaded from regular files only", ErrModel, dir, rel)
-		case d.IsDir():
-			if top != "variables" && top != objectgraph.AssetsDir && top != "assets.extra" || top == "variables" && nested {
-				return fmt.Errorf("%w: %s: unexpected directory %s", ErrModel, dir, rel)
-			}
-			return nil
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%w: %s: %s is not a regular file (%v)", ErrModel, dir, rel, d.Type())
-		case !nested && rel != objectgraph.SavedModelFile && rel != "fingerprint.pb":
-			return fmt.Errorf("%w: %s: unexpected file %s", ErrModel, dir, rel)
-		}
-		if len(files) == maxModelFiles {
-			return fmt.Errorf("%w: %s: more than %d files", ErrModel, dir, maxModelFiles)
-		}
-		b, err := readRegular(p, maxBytes)
-		if err != nil {
-			return fmt.Errorf("%w: %s: %s: %v", ErrModel, dir, rel, err)
-		}
-		files[rel] = b
-		return nil
-	})
-	if err != nil {
-		if errors.Is(err, ErrModel) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: %s: %v", ErrModel, dir, err)
-	}
-	if _, ok := files[objectgraph.SavedModelFile]; !ok {
-		return nil, fmt.Errorf("%w: %s: %s is missing", ErrModel, dir, objectgraph.SavedModelFile)
-	}
-	return files, nil
 }
 
 // refusedOps are ops a served model has no business running: they read

@@ -336,7 +336,7 @@ func TestLoadRefuses(t *testing.T) {
 	}
 	copyModel := func(t *testing.T) string {
 		dir := filepath.Join(t.TempDir(), "m")
-		files, err := readModelFiles(good, DefaultMaxFileBytes)
+		files, _, err := readDir(good, modelLayout, loadOptions{maxBytes: DefaultMaxFileBytes})
 		if err != nil {
 			t.Fatal(err)
 		}
