@@ -6,12 +6,17 @@
 //	structtensor-beam decode --input GLOB --output PREFIX --descriptor_set FILE --message NAME [--format parquet|arrow]
 //	structtensor-beam convert --input GLOB --output PREFIX [--input_format delimited]
 //	structtensor-beam convert --input GLOB --output PREFIX --input_format parquet [--format parquet|arrow] [--paths P,...]
+//	structtensor-beam stats --input GLOB --output PREFIX --descriptor_set FILE --message NAME [--paths P,...]
 //
 // decode writes the decoded rows as Parquet or Arrow IPC shards; convert
 // rewrites the records (TFRecord, compressed or not, or varint-delimited)
 // as uncompressed TFRecord shards, or the rows of Parquet files (read row
 // group by row group, the row groups in parallel) as Parquet or Arrow IPC
-// shards. The binary is also the pipeline's
+// shards; stats writes the statistics of the decoded records (package
+// stats: per field path, counts, list lengths, numbers' moments and
+// quantiles, strings' distinct counts and most frequent values) as
+// PREFIX.json and as tensorflow_metadata's DatasetFeatureStatisticsList in
+// PREFIX.pb and PREFIX.pbtxt, the files TFDV reads. The binary is also the pipeline's
 // worker: built with cgo (make worker), it is what --worker_binary names.
 package main
 
@@ -33,18 +38,18 @@ import (
 
 var (
 	input         = flag.String("input", "", "input files (a glob)")
-	output        = flag.String("output", "", "output prefix: files PREFIX-SSSSS-of-NNNNN.EXT")
+	output        = flag.String("output", "", "output prefix: files PREFIX-SSSSS-of-NNNNN.EXT (stats: PREFIX.json, PREFIX.pb, PREFIX.pbtxt)")
 	inputFormat   = flag.String("input_format", "tfrecord", "input framing: tfrecord or delimited; or parquet (convert only)")
 	compression   = flag.String("compression", "auto", "input compression: auto, none, gzip or zlib")
 	whole         = flag.Bool("whole", false, "read every file from its start, never split (for records that hold TFRecord frames)")
-	descriptorSet = flag.String("descriptor_set", "", "decode: a serialized FileDescriptorSet with the message (read here; its bytes travel with the pipeline)")
-	message       = flag.String("message", "", "decode: the records' message, a full name")
-	paths         = flag.String("paths", "", "decode, convert of parquet: comma-separated field paths to keep (default all)")
+	descriptorSet = flag.String("descriptor_set", "", "decode, stats: a serialized FileDescriptorSet with the message (read here; its bytes travel with the pipeline)")
+	message       = flag.String("message", "", "decode, stats: the records' message, a full name")
+	paths         = flag.String("paths", "", "decode, stats, convert of parquet: comma-separated field paths to keep (default all)")
 	format        = flag.String("format", "parquet", "decode, convert of parquet: output format, parquet or arrow")
 	shards        = flag.Int("shards", 16, "number of output shards (at most)")
 )
 
-const usage = `usage: structtensor-beam decode|convert --input GLOB --output PREFIX [flags] [Beam flags]`
+const usage = `usage: structtensor-beam decode|convert|stats --input GLOB --output PREFIX [flags] [Beam flags]`
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -75,7 +80,11 @@ func run(args []string) error {
 	}
 	p, s := beamsdk.NewPipelineWithRoot()
 	if *inputFormat == "parquet" {
-		if err := convertParquet(cmd, s); err != nil {
+		convert := convertParquet
+		if cmd == "stats" {
+			convert = statsOfParquet
+		}
+		if err := convert(cmd, s); err != nil {
 			return err
 		}
 		return beamx.Run(context.Background(), p)
@@ -85,21 +94,16 @@ func run(args []string) error {
 		return err
 	}
 	switch cmd {
-	case "decode":
-		if *descriptorSet == "" || *message == "" {
-			return errors.New("decode needs --descriptor_set and --message")
-		}
-		fds, err := os.ReadFile(*descriptorSet)
+	case "decode", "stats":
+		rows, err := decodeRows(cmd, s, batches)
 		if err != nil {
 			return err
 		}
-		var ps []string
-		if *paths != "" {
-			ps = strings.Split(*paths, ",")
-		}
-		rows, err := stbeam.Decode(s, batches, stbeam.DecodeOptions{DescriptorSet: fds, Message: *message, Paths: ps})
-		if err != nil {
-			return err
+		if cmd == "stats" {
+			if err := writeStats(s, rows); err != nil {
+				return err
+			}
+			break
 		}
 		if _, err := stbeam.WriteRows(s, rows, *output, stbeam.SinkFormat(*format), stbeam.WriteOptions{Shards: *shards}); err != nil {
 			return err
@@ -110,6 +114,22 @@ func run(args []string) error {
 		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 	}
 	return beamx.Run(context.Background(), p)
+}
+
+// decodeRows decodes the batches by --descriptor_set and --message.
+func decodeRows(cmd string, s beamsdk.Scope, batches beamsdk.PCollection) (beamsdk.PCollection, error) {
+	if *descriptorSet == "" || *message == "" {
+		return beamsdk.PCollection{}, fmt.Errorf("%s needs --descriptor_set and --message", cmd)
+	}
+	fds, err := os.ReadFile(*descriptorSet)
+	if err != nil {
+		return beamsdk.PCollection{}, err
+	}
+	var ps []string
+	if *paths != "" {
+		ps = strings.Split(*paths, ",")
+	}
+	return stbeam.Decode(s, batches, stbeam.DecodeOptions{DescriptorSet: fds, Message: *message, Paths: ps})
 }
 
 // checkWorker refuses a run whose workers Beam would build itself: its
