@@ -259,32 +259,6 @@ func (jr *JSONLinesReader) parse() (Value, error) {
 	return checkSpec(v, spec)
 }
 
-// AnyRows returns s with dimension 0, which every field of a struct of
-// rank >= 1 shares, Unknown: the spec of a batch of any number of the
-// rows s describes (what NewJSONLinesReader wants of a spec).
-func AnyRows(s Spec) Spec {
-	rows := func(sh Shape) Shape {
-		sh = sh.clone()
-		if len(sh) > 0 {
-			sh[0] = Unknown
-		}
-		return sh
-	}
-	switch x := s.(type) {
-	case *TensorSpec:
-		return &TensorSpec{DType: x.DType, Shape: rows(x.Shape)}
-	case *RaggedSpec:
-		return &RaggedSpec{DType: x.DType, Shape: rows(x.Shape), RaggedRank: x.RaggedRank}
-	case *StructSpec:
-		out := &StructSpec{Shape: rows(x.Shape), Fields: make([]FieldSpec, len(x.Fields))}
-		for i, f := range x.Fields {
-			out.Fields[i] = FieldSpec{Name: f.Name, Spec: AnyRows(f.Spec)}
-		}
-		return out
-	}
-	return s
-}
-
 // ReadJSON is FromJSON on everything r holds.
 func ReadJSON(r io.Reader, spec ...Spec) (Value, error) {
 	b, err := io.ReadAll(r)

@@ -382,3 +382,34 @@ func specFromJSON(j *specJSON) (Spec, error) {
 	}
 	return nil, fmt.Errorf("%w: unknown spec kind %q", ErrSpec, j.Kind)
 }
+
+// WithRows returns s with dimension 0, which every field of a struct of
+// rank >= 1 shares, n (Unknown for any number): the spec of a batch of n
+// of the rows s describes. s is not modified; a rank-0 spec is returned
+// as it is.
+func WithRows(s Spec, n int) Spec {
+	rows := func(sh Shape) Shape {
+		sh = sh.clone()
+		if len(sh) > 0 {
+			sh[0] = n
+		}
+		return sh
+	}
+	switch x := s.(type) {
+	case *TensorSpec:
+		return &TensorSpec{DType: x.DType, Shape: rows(x.Shape)}
+	case *RaggedSpec:
+		return &RaggedSpec{DType: x.DType, Shape: rows(x.Shape), RaggedRank: x.RaggedRank}
+	case *StructSpec:
+		out := &StructSpec{Shape: rows(x.Shape), Fields: make([]FieldSpec, len(x.Fields))}
+		for i, f := range x.Fields {
+			out.Fields[i] = FieldSpec{Name: f.Name, Spec: WithRows(f.Spec, n)}
+		}
+		return out
+	}
+	return s
+}
+
+// AnyRows is WithRows(s, Unknown): the spec of a batch of any number of
+// the rows s describes (what NewJSONLinesReader wants of a spec).
+func AnyRows(s Spec) Spec { return WithRows(s, Unknown) }

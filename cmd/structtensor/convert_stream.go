@@ -110,7 +110,7 @@ func convertStream(in *format, src *streamInput, spec structtensor.Spec, to stri
 			return false, rewindOr(rewind)
 		}
 		if to == "spec" {
-			b, err := structtensor.MarshalSpec(withRows(batchSpec, int(records)))
+			b, err := structtensor.MarshalSpec(structtensor.WithRows(batchSpec, int(records)))
 			if err != nil {
 				return true, err
 			}
@@ -178,7 +178,7 @@ func convertStream(in *format, src *streamInput, spec structtensor.Spec, to stri
 			return false, nil
 		}
 		// Worded as the whole read words it (for an input read once).
-		return true, wholeError(fmt.Errorf("%w: built %v, want %v", structtensor.ErrSpec, withRows(spec, int(written)), spec))
+		return true, wholeError(fmt.Errorf("%w: built %v, want %v", structtensor.ErrSpec, structtensor.WithRows(spec, int(written)), spec))
 	}
 	return true, bw.close()
 }
@@ -262,30 +262,4 @@ func rewindOr(rewind func() bool) error {
 func fitsRows(spec structtensor.Spec, n int64) bool {
 	sh := spec.ValueShape()
 	return len(sh) == 0 || sh[0] == structtensor.Unknown || int64(sh[0]) == n
-}
-
-// withRows returns s with dimension 0, which every field of a struct of
-// rank >= 1 shares, n: the spec of n rows of the batches s describes
-// (structtensor.AnyRows, the other way).
-func withRows(s structtensor.Spec, n int) structtensor.Spec {
-	rows := func(sh structtensor.Shape) structtensor.Shape {
-		sh = append(structtensor.Shape(nil), sh...)
-		if len(sh) > 0 {
-			sh[0] = n
-		}
-		return sh
-	}
-	switch x := s.(type) {
-	case *structtensor.TensorSpec:
-		return &structtensor.TensorSpec{DType: x.DType, Shape: rows(x.Shape)}
-	case *structtensor.RaggedSpec:
-		return &structtensor.RaggedSpec{DType: x.DType, Shape: rows(x.Shape), RaggedRank: x.RaggedRank}
-	case *structtensor.StructSpec:
-		out := &structtensor.StructSpec{Shape: rows(x.Shape), Fields: make([]structtensor.FieldSpec, len(x.Fields))}
-		for i, f := range x.Fields {
-			out.Fields[i] = structtensor.FieldSpec{Name: f.Name, Spec: withRows(f.Spec, n)}
-		}
-		return out
-	}
-	return s
 }
