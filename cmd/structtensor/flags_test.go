@@ -43,6 +43,28 @@ func TestNumericFlagsRefused(t *testing.T) {
 	}
 }
 
+// A long flag written with one dash (as Go's flag package allowed) is
+// refused with a message naming the flag, on every command; a word that
+// is no flag keeps pflag's own message.
+func TestSingleDashLongFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"decode", "-message", "X", "/dev/null"}, "structtensor decode: unknown shorthand flag 'm' in -message: long flags take two dashes: --message (see structtensor decode --help)\n"},
+		{[]string{"decode", "-max-depth=3", "/dev/null"}, "unknown shorthand flag 'm' in -max-depth: long flags take two dashes: --max-depth"},
+		{[]string{"convert", "/dev/null", "-from", "jsonl"}, "unknown shorthand flag 'f' in -from: long flags take two dashes: --from"},
+		{[]string{"dataview", "inspect", "-digest", "sha256:00", "/nonexistent"}, "long flags take two dashes: --digest"},
+		{[]string{"decode", "-zzz", "/dev/null"}, "structtensor decode: unknown shorthand flag: 'z' in -zzz (see structtensor decode --help)\n"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(c.args, failReader{t}, &out, &errb)
+		if code == 0 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want it to contain %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
 // Flags are accepted after the positional arguments as before them.
 func TestFlagsAfterArguments(t *testing.T) {
 	dir := t.TempDir()

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -62,9 +63,25 @@ FILE of "-" (or none) is standard input.`,
 	}
 	// Flag errors name the command; the usage is one "--help" away.
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())
+		return fmt.Errorf("%w (see %s --help)", singleDashHint(cmd, err), cmd.CommandPath())
 	})
 	return root
+}
+
+// unknownShorthand matches pflag's error for a single-dash word whose
+// first letter is no shorthand: "unknown shorthand flag: 'm' in -message".
+var unknownShorthand = regexp.MustCompile(`^unknown shorthand flag: '(.)' in -([^=\s]+)`)
+
+// singleDashHint rewrites pflag's error for a long flag of cmd written
+// with one dash (Go's flag package, which the CLI once used, took both),
+// so that it names the flag: "-message" reads as the shorthand cluster
+// -m -e -s..., whose first letter is unknown.
+func singleDashHint(cmd *cobra.Command, err error) error {
+	m := unknownShorthand.FindStringSubmatch(err.Error())
+	if m == nil || len(m[2]) < 2 || cmd.Flags().Lookup(m[2]) == nil {
+		return err
+	}
+	return fmt.Errorf("unknown shorthand flag '%s' in -%s: long flags take two dashes: --%s", m[1], m[2], m[2])
 }
 
 func main() {
