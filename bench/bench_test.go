@@ -163,29 +163,33 @@ func TestDecodeInBatches(t *testing.T) {
 	}
 }
 
+// raggedStruct is a struct of len(splits)-1 rows with a ragged int64
+// field name (vals split by splits), and more fields.
+func raggedStruct(t *testing.T, name string, vals, splits []int64, more ...structtensor.Field) *structtensor.StructTensor {
+	t.Helper()
+	v, err := structtensor.NewTensor(nil, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := structtensor.NewRaggedFromSplits(v, splits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := structtensor.NewStruct(len(splits)-1, append([]structtensor.Field{{Name: name, Value: r}}, more...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // TestDigestSeesDifferences checks that the digest the harness compares
 // between decoders changes with a value, a row split or a field name.
 func TestDigestSeesDifferences(t *testing.T) {
-	mk := func(name string, vals []int64, splits []int64) *structtensor.StructTensor {
-		v, err := structtensor.NewTensor(nil, vals)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := structtensor.NewRaggedFromSplits(v, splits)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := structtensor.NewStruct(2, structtensor.Field{Name: name, Value: r})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	base := digest(mk("a", []int64{1, 2, 3}, []int64{0, 1, 3}))
+	base := digest(raggedStruct(t, "a", []int64{1, 2, 3}, []int64{0, 1, 3}))
 	for _, other := range []*structtensor.StructTensor{
-		mk("b", []int64{1, 2, 3}, []int64{0, 1, 3}),
-		mk("a", []int64{1, 2, 4}, []int64{0, 1, 3}),
-		mk("a", []int64{1, 2, 3}, []int64{0, 2, 3}),
+		raggedStruct(t, "b", []int64{1, 2, 3}, []int64{0, 1, 3}),
+		raggedStruct(t, "a", []int64{1, 2, 4}, []int64{0, 1, 3}),
+		raggedStruct(t, "a", []int64{1, 2, 3}, []int64{0, 2, 3}),
 	} {
 		if digest(other) == base {
 			t.Errorf("digest of %v equals that of the base value", other)
@@ -208,18 +212,11 @@ func TestDigestsAllocateNoGarbagePerValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := structtensor.NewRaggedFromSplits(v, splits)
-	if err != nil {
-		t.Fatal(err)
-	}
 	b, err := structtensor.NewTensor(nil, bools)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := structtensor.NewStruct(n, structtensor.Field{Name: "a", Value: r}, structtensor.Field{Name: "b", Value: b})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := raggedStruct(t, "a", vals, splits, structtensor.Field{Name: "b", Value: b})
 	if a := testing.AllocsPerRun(3, func() { digest(st) }); a > 100 {
 		t.Errorf("digest of %d values and %d row splits: %.0f allocations, want at most 100", 2*n, n+1, a)
 	}
