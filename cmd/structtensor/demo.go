@@ -33,8 +33,9 @@ func newDemoCommand() *cobra.Command {
 		Long: `demo runs one section per part of the project on the data bundled in
 testdata/ (found above the working directory or the executable): the value
 model on the recipes, protobuf records decoded natively, struct2tensor's
-path ops, Arrow and Parquet round trips, and a DataView exported, loaded and
-run inside TensorFlow.`,
+path ops, Arrow and Parquet round trips, a DataView exported, loaded and
+run inside TensorFlow, and a model built in Go (decode, features, a linear
+scorer) exported as a SavedModel and served through TensorFlow's loader.`,
 		Example: "  structtensor demo",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
