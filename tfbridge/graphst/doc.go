@@ -85,12 +85,44 @@
 // ToDense is RaggedTensorToTensor, padding with a default value and
 // truncating to a shape.
 //
+// # Control flow
+//
+// Cond and While take and return Values: a StructTensor whose every field
+// changes in a loop, a ragged feature that grows by a value per row per
+// iteration, a plain counter (a Ragged without row splits). TensorFlow's
+// functional control flow works on flat lists of tensors, so each Value
+// crosses into a branch and back as its components, in component order,
+// the way TensorFlow flattens its composite tensors (RaggedTensor,
+// StructuredTensor) for tf.cond and tf.while_loop; the spec rebuilds it on
+// the other side. A branch, a loop condition or a body is Go code run once,
+// when Cond or While is called, on placeholders in a graph of its own: its
+// operations become a graph function (TF_GraphToFunction), added to the
+// enclosing graph's library under a name derived from a hash of its
+// definition, so the same function traced twice is stored once and two
+// different ones never collide. The operation is StatelessIf or
+// StatelessWhile, or If and While when a function holds a stateful
+// operation (TensorFlow may prune or reorder stateless ones). Functions
+// called inside a branch (nested Cond and While) travel with it. A
+// SavedModel exported from the graph carries its library, so TensorFlow's
+// C API loader and Python load it as they load their own.
+//
+// A branch sees only its inputs: an Output of the enclosing graph used
+// inside it is an error of the scope (pass it as one more input), as in
+// any graph function. Branches must agree on what they return, value by
+// value (kind, dtypes, ranks, fields); the results take the most specific
+// spec both fit. A loop variable keeps its spec from one iteration to the
+// next, ragged dimensions being unknown in any spec; a variable whose
+// known dimensions change (a struct gaining rows, a dense tensor growing)
+// declares so with WhileOptions.ShapeInvariants. Every mismatch is
+// ErrBranch, found when the graph is built.
+//
 // # Errors
 //
 // Every op records its error in the scope (op.Scope's discipline: the first
 // error is kept and later ops add nothing) and returns a nil or zero value:
 // ErrSpec for a spec the op cannot take, ErrRank for a value without the
-// dimension the op needs, TensorFlow's own errors for a graph it rejects.
+// dimension the op needs, ErrBranch for control flow whose functions do
+// not agree, TensorFlow's own errors for a graph it rejects.
 // Building, feeding and fetching a Struct wrap tfbridge's sentinels
 // (ErrShape, ErrDType, ErrGraph) and structtensor's (ErrSpec, ErrNoField,
 // and the constructors' errors for bad fetched components).
@@ -99,5 +131,7 @@
 //
 // Tests run each op in a session on random values and compare with its
 // twin in package ops, and the per-row ops with Python TensorFlow's
-// tf.reduce_* on RaggedTensors, row_lengths, value_rowids and to_tensor.
+// tf.reduce_* on RaggedTensors, row_lengths, value_rowids and to_tensor;
+// Cond and While with the same computation on values in Go and with
+// tf.cond and tf.while_loop on a StructuredTensor.
 package graphst

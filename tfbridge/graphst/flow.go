@@ -3,7 +3,6 @@ package graphst
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 
 	st "github.com/structtensor/structtensor-go/structtensor"
@@ -12,12 +11,6 @@ import (
 	fnpb "github.com/wamuir/graft/tensorflow/core/framework/function_go_proto"
 	"google.golang.org/protobuf/proto"
 )
-
-// ErrBranch reports control flow whose functions do not agree: branches
-// returning values of different kinds, dtypes or specs, a loop body
-// returning values that do not fit its loop variables, a condition that
-// is not a bool scalar.
-var ErrBranch = errors.New("graphst: control flow")
 
 // Branch is one branch of Cond, or the body of While: a graph function of
 // values, built when Cond or While is called. It adds operations through
