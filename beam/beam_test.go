@@ -27,10 +27,6 @@ func init() {
 	register.Emitter1[string]()
 }
 
-// TestMain runs the pipelines on Prism, in process, unless --runner says
-// otherwise.
-func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
-
 const recipe = "structtensor.testdata.recipe.Recipe"
 
 func descriptorSet(t testing.TB) []byte {
@@ -167,24 +163,29 @@ func TestDecodeEqualsSingleProcess(t *testing.T) {
 	}
 	// Split sizes that put split points at arbitrary offsets: inside
 	// headers, payloads and checksums.
-	for _, split := range []int64{1009, 65521} {
-		t.Run(fmt.Sprint(split), func(t *testing.T) {
-			p, s := beamsdk.NewPipelineWithRoot()
-			batches, err := Read(s, glob, ReadOptions{SplitSize: split, BatchBytes: 3000})
-			if err != nil {
-				t.Fatal(err)
+	for _, mode := range modes {
+		for _, split := range []int64{1009, 65521} {
+			if mode != loopback && split != 1009 {
+				continue // a worker process costs a second or two
 			}
-			rows, err := Decode(s, batches, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The reshuffle makes Rows cross a stage boundary through its coder.
-			got := beamsdk.ParDo(s, rowLines, beamsdk.Reshuffle(s, rows))
-			passert.Equals(s, got, want...)
-			if err := ptest.Run(p); err != nil {
-				t.Fatal(err)
-			}
-		})
+			t.Run(fmt.Sprintf("%s/%d", mode, split), func(t *testing.T) {
+				p, s := beamsdk.NewPipelineWithRoot()
+				batches, err := Read(s, glob, ReadOptions{SplitSize: split, BatchBytes: 3000})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows, err := Decode(s, batches, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The reshuffle makes Rows cross a stage boundary through its coder.
+				got := beamsdk.ParDo(s, rowLines, beamsdk.Reshuffle(s, rows))
+				passert.Equals(s, got, want...)
+				if err := mode.run(t, p, runOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
 	}
 }
 
@@ -275,19 +276,23 @@ func badLine(b BadRecord) string {
 // there with their context and every other record is decoded.
 func TestCorruptRecordsToDeadLetters(t *testing.T) {
 	path, good, bad := corruptFile(t)
-	p, s := beamsdk.NewPipelineWithRoot()
-	rows, dead, err := DecodeWithDeadLetters(s, must(Read(s, path, ReadOptions{SplitSize: 777})), DecodeOptions{DescriptorSet: descriptorSet(t), Message: recipe})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var want []any
 	for _, b := range bad {
 		want = append(want, fmt.Sprintf("corrupt.tfrecord@%d 22050a10616263 true", b))
 	}
-	passert.Equals(s, beamsdk.ParDo(s, badLine, dead), want...)
-	passert.Count(s, beamsdk.ParDo(s, rowLines, rows), "rows", good)
-	if err := ptest.Run(p); err != nil {
-		t.Fatal(err)
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			p, s := beamsdk.NewPipelineWithRoot()
+			rows, dead, err := DecodeWithDeadLetters(s, must(Read(s, path, ReadOptions{SplitSize: 777})), DecodeOptions{DescriptorSet: descriptorSet(t), Message: recipe})
+			if err != nil {
+				t.Fatal(err)
+			}
+			passert.Equals(s, beamsdk.ParDo(s, badLine, dead), want...)
+			passert.Count(s, beamsdk.ParDo(s, rowLines, rows), "rows", good)
+			if err := mode.run(t, p, runOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 
@@ -297,17 +302,21 @@ func TestCorruptRecordsToDeadLetters(t *testing.T) {
 func TestCorruptRecordFailsNamingWhere(t *testing.T) {
 	path, _, bad := corruptFile(t)
 	badAt := bad[0]
-	p, s := beamsdk.NewPipelineWithRoot()
-	if _, err := Decode(s, must(Read(s, path, ReadOptions{SplitSize: 777})), DecodeOptions{DescriptorSet: descriptorSet(t), Message: recipe}); err != nil {
-		t.Fatal(err)
-	}
-	err := ptest.Run(p)
-	if err == nil {
-		t.Fatal("a corrupt record did not fail the pipeline")
-	}
-	for _, want := range []string{path, fmt.Sprintf("record at byte offset %d:", badAt), "steps"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("the error does not say %q:\n%v", want, err)
-		}
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			p, s := beamsdk.NewPipelineWithRoot()
+			if _, err := Decode(s, must(Read(s, path, ReadOptions{SplitSize: 777})), DecodeOptions{DescriptorSet: descriptorSet(t), Message: recipe}); err != nil {
+				t.Fatal(err)
+			}
+			err := mode.run(t, p, runOptions{})
+			if err == nil {
+				t.Fatal("a corrupt record did not fail the pipeline")
+			}
+			for _, want := range []string{path, fmt.Sprintf("record at byte offset %d:", badAt), "steps"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("the error does not say %q:\n%v", want, err)
+				}
+			}
+		})
 	}
 }

@@ -76,4 +76,34 @@
 // engine, so a run on a cluster must be given a prebuilt worker
 // (--worker_binary). Prism in process runs the pipeline in the launching
 // binary and needs none.
+//
+// # Worker processes
+//
+// The binary that builds a pipeline is also its worker: it calls
+// WorkerMain first thing in main, which serves as a worker when a runner
+// started the binary as one and returns at once otherwise. A runner starts
+// a worker either through Beam's boot program (the Go SDK container runs
+// the staged --worker_binary with --worker) or directly, as the command of
+// a PROCESS environment (--environment_type=PROCESS
+// --environment_config='{"command": "/path/to/worker"}'), with --id and
+// --provision_endpoint; WorkerMain takes both, so no separate boot program
+// is needed. Prism v2.77.0 quotes the --id of a PROCESS command for a shell
+// it does not use, and a worker that presented the quoted ID would never
+// be recognised; WorkerMain removes the quotes.
+//
+// Prism starts one worker per environment, and a Go harness is one
+// process. With STRUCTTENSOR_BEAM_PROCESSES=N in the environment
+// config's "env" map, the booted worker starts N harness processes and
+// relays the Fn API between them and Prism, each bundle to one process,
+// so that one machine can run a pipeline as N workers would.
+//
+// Prism (v2.77.0) runs all pending elements of a stage as one bundle, and
+// splits a bundle only when a progress report shows no element counted
+// since the last one; a Read that emits batches steadily never looks
+// stalled, so one Read runs as one bundle in one process. Bundles of
+// different stages run side by side: a pipeline that should use several
+// processes on Prism reads its files in branches (one Read and Decode per
+// part of the files, the Rows flattened after Decode, so that each branch
+// decodes in its own stage). Runners of clusters split reads themselves
+// and need no branches.
 package beam

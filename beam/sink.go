@@ -132,7 +132,7 @@ func openShard(ctx context.Context, prefix string, shard int, ext string) (io.Wr
 	return w, name, nil
 }
 
-// failAfterWrite, when set (by tests, in process), is called after each
+// failAfterWrite, when set (by tests, in the worker), is called after each
 // batch a shard writer writes; an error fails the attempt there.
 var failAfterWrite func(shard int) error
 

@@ -1,7 +1,6 @@
 package beam
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,11 +71,15 @@ func TestSinksAfterAFailedAttempt(t *testing.T) {
 	}
 	slices.Sort(want)
 	out := t.TempDir()
-	for _, format := range []SinkFormat{ArrowIPC, Parquet} {
-		t.Run(string(format), func(t *testing.T) {
-			prefix := filepath.Join(out, string(format), "part")
+	for _, c := range []struct {
+		mode   runMode
+		format SinkFormat
+	}{{loopback, ArrowIPC}, {loopback, Parquet}, {process, ArrowIPC}, {process2, Parquet}} {
+		mode, format := c.mode, c.format
+		t.Run(fmt.Sprintf("%s/%s", mode, format), func(t *testing.T) {
+			prefix := filepath.Join(out, string(mode), string(format), "part")
 			os.MkdirAll(filepath.Dir(prefix), 0o755)
-			run := func() error {
+			run := func(ro runOptions) error {
 				p, s := beamsdk.NewPipelineWithRoot()
 				rows, err := Decode(s, must(Read(s, glob, ReadOptions{SplitSize: 3001, BatchBytes: 2000})), opts)
 				if err != nil {
@@ -85,12 +88,9 @@ func TestSinksAfterAFailedAttempt(t *testing.T) {
 				if _, err := WriteRows(s, rows, prefix, format, WriteOptions{Shards: 5}); err != nil {
 					t.Fatal(err)
 				}
-				return ptest.Run(p)
+				return mode.run(t, p, ro)
 			}
-			errInjected := errors.New("injected failure")
-			failAfterWrite = func(shard int) error { return errInjected }
-			err := run()
-			failAfterWrite = nil
+			err := run(runOptions{failWrites: true})
 			if err == nil || !strings.Contains(err.Error(), errInjected.Error()) {
 				t.Fatalf("first run: %v", err)
 			}
@@ -100,7 +100,7 @@ func TestSinksAfterAFailedAttempt(t *testing.T) {
 			if files, _ := filepath.Glob(prefix + tempMarker + "*"); len(files) == 0 {
 				t.Fatal("the failed attempt left no temporary file: the test does not test finalisation")
 			}
-			if err := run(); err != nil {
+			if err := run(runOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			got, files := readBack(t, prefix, string(format))

@@ -52,6 +52,9 @@ var (
 const usage = `usage: structtensor-beam decode|convert|stats --input GLOB --output PREFIX [flags] [Beam flags]`
 
 func main() {
+	// A runner starts this binary as its worker (--worker_binary, or the
+	// command of a PROCESS environment): then it serves as one and exits.
+	stbeam.WorkerMain()
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "structtensor-beam:", err)
 		os.Exit(1)
@@ -59,8 +62,6 @@ func main() {
 }
 
 func run(args []string) error {
-	// A worker started by a runner gets Beam's worker flags and no
-	// subcommand: beamx.Run below hands it to the harness.
 	cmd := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	stbeam "github.com/structtensor/structtensor-go/beam"
 	"github.com/structtensor/structtensor-go/cops/copstest"
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/starrow"
@@ -52,21 +54,6 @@ func TestDecodeCommand(t *testing.T) {
 	}
 	w.Close()
 	os.WriteFile(filepath.Join(dir, "in.tfrecord"), buf.Bytes(), 0o644)
-	out, err := command(t, "decode", "--input", filepath.Join(dir, "*.tfrecord"), "--output", filepath.Join(dir, "out", "part"),
-		"--descriptor_set", fdsPath, "--message", msg, "--format", "arrow", "--shards", "1")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "out", "part-*"))
-	if len(files) != 1 || !strings.HasSuffix(files[0], "part-00000-of-00001.arrow") {
-		t.Fatalf("output files %v", files)
-	}
-	f, _ := os.Open(files[0])
-	defer f.Close()
-	got, err := starrow.ReadIPC(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	plan, _ := decode.Compile(d, msg)
 	want, _ := plan.Decode(recs)
 	// Batches reach a shard in any order: compare the rows as sorted lines.
@@ -76,8 +63,35 @@ func TestDecodeCommand(t *testing.T) {
 		slices.Sort(l)
 		return strings.Join(l, "\n")
 	}
-	if lines(got) != lines(want) {
-		t.Fatalf("decoded rows differ from the single-process decode (%d vs %d rows)", got.NumRows(), want.NumRows())
+	// The command as its own worker, as the README runs it: Prism starts
+	// this test binary (which is the command, see TestMain) with two
+	// harness processes behind it.
+	worker, _ := json.Marshal(map[string]any{"command": os.Args[0], "env": map[string]string{stbeam.ProcessesEnv: "2"}})
+	for name, flags := range map[string][]string{
+		"in_process":       nil,
+		"worker_processes": {"--environment_type=PROCESS", "--environment_config=" + string(worker), "--worker_binary=" + os.Args[0]},
+	} {
+		t.Run(name, func(t *testing.T) {
+			prefix := filepath.Join(dir, name, "part")
+			out, err := command(t, append([]string{"decode", "--input", filepath.Join(dir, "*.tfrecord"), "--output", prefix,
+				"--descriptor_set", fdsPath, "--message", msg, "--format", "arrow", "--shards", "1"}, flags...)...)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			files, _ := filepath.Glob(prefix + "-*")
+			if len(files) != 1 || !strings.HasSuffix(files[0], "part-00000-of-00001.arrow") {
+				t.Fatalf("output files %v", files)
+			}
+			f, _ := os.Open(files[0])
+			defer f.Close()
+			got, err := starrow.ReadIPC(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lines(got) != lines(want) {
+				t.Fatalf("decoded rows differ from the single-process decode (%d vs %d rows)", got.NumRows(), want.NumRows())
+			}
+		})
 	}
 }
 
