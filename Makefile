@@ -10,7 +10,7 @@ export PKG_CONFIG_PATH := $(CURDIR)/build/pkgconfig:$(PKG_CONFIG_PATH)
 user_cgo_cppflags := $(CGO_CPPFLAGS)
 export CGO_CPPFLAGS = $(user_cgo_cppflags) -DSTRUCTTENSOR_TF_PC=$(shell [ -f build/pkgconfig/tensorflow.pc ] && cksum < build/pkgconfig/tensorflow.pc | cut -d' ' -f1)
 
-.PHONY: all setup setup-go setup-tf build demo test vet bench bench-go fmt ops-lib beam-test worker wheel
+.PHONY: all setup setup-go setup-tf build demo test vet bench bench-go fmt ops-lib beam-test beam-bench worker wheel
 
 all: build
 
@@ -74,6 +74,17 @@ test: setup vet ops-lib wheel
 # pipelines about ten seconds.
 beam-test: setup-go
 	cd beam && STRUCTTENSOR_REQUIRE_REFERENCES=1 $(GO) test ./...
+
+# The Beam scale-out benchmark (beam/bench_test.go): >= 1 GiB of TFRecords,
+# generated once under /tmp/structtensor-beam-bench (-beam_bench_dir), decoded in one
+# process and by pipelines on Prism with one and with two worker processes,
+# in one run; prints MB per CPU-second of each and the speedup of two
+# workers over one, with the CPU and the load.
+beam-bench: setup-go
+	@lscpu | grep 'Model name' || true
+	@uptime
+	cd beam && $(GO) test -run '^$$' -bench BenchmarkPrismWorkers -benchtime 1x -timeout 60m $(BEAMBENCHFLAGS) .
+	@uptime
 
 # The packages that pass memory across the cgo and TensorFlow boundaries,
 # again under the race detector and with GOEXPERIMENT=cgocheck2 (every
