@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/structtensor/structtensor-go/cops"
-	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/savedmodel/internal/objectgraph"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
@@ -53,7 +52,7 @@ type built struct {
 
 // build makes the SavedModel of plan: the function library, the root
 // object with decode_fun and the decode/serving_default signatures.
-func build(plan *decode.Plan, threads int) (*built, error) {
+func build(d decoder, threads int) (*built, error) {
 	g := tfbridge.NewGraph()
 	defer g.Close()
 	ph, err := g.AddOperation(tfbridge.OpSpec{Type: "Placeholder", Name: InputRecords,
@@ -61,7 +60,7 @@ func build(plan *decode.Plan, threads int) (*built, error) {
 	if err != nil {
 		return nil, err
 	}
-	sym, err := cops.DecodeGraph(g, ph.Output(0), plan, cops.Options{Name: decodeOpName, Threads: threads})
+	sym, err := d.decodeGraph(g, ph.Output(0), cops.Options{Name: decodeOpName, Threads: threads})
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +110,7 @@ func build(plan *decode.Plan, threads int) (*built, error) {
 
 	// decode_fun: records -> {leaf path: tensor or RaggedTensor}, calling
 	// the components function and casting bools to uint8.
-	leaves, leafOuts, err := leavesOf(sym, plan.Spec())
+	leaves, leafOuts, err := leavesOf(sym, d.spec())
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,9 @@ const DefaultMaxFileBytes = 256 << 20
 var allowedOps = map[string]bool{
 	cops.OpName: true, "Identity": true, "Cast": true, "PartitionedCall": true,
 	"Placeholder": true, "Const": true, "NoOp": true,
+	// The tf.Example DataView's decode op, whose outputs state their
+	// shapes through EnsureShape (cops.DecodeExampleGraph).
+	cops.ExampleOpName: true, "EnsureShape": true,
 }
 
 // LoadOptions configure Load, LoadDataView and ReadMetadata. The zero
@@ -138,9 +141,10 @@ func parseMetadata(b []byte) (*Metadata, error) {
 // checked is a DataView whose files passed every check.
 type checked struct {
 	meta   *Metadata
-	plan   *decode.Plan
-	spec   *structtensor.StructSpec
-	digest string
+	plan    *decode.Plan        // a protobuf DataView's
+	example *decode.ExamplePlan // a tf.Example DataView's
+	spec    *structtensor.StructSpec
+	digest  string
 }
 
 // checkFiles checks the files of a DataView before anything of it runs:
@@ -173,14 +177,14 @@ func checkFiles(files map[string][]byte, digest string) (*checked, error) {
 	if len(meta.Fingerprint.Files) != len(expectedFiles)-1 {
 		return nil, fmt.Errorf("%w: %s: the fingerprint lists files the DataView does not have (%s)", ErrFormat, MetadataFile, joinKeys(meta.Fingerprint.Files))
 	}
-	plan, err := decode.UnmarshalPlan(meta.Plan)
+	d, err := decoderOf(meta)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: plan: %v", ErrFormat, MetadataFile, err)
+		return nil, err
 	}
 	if meta.Threads < 0 {
 		return nil, fmt.Errorf("%w: %s: threads %d", ErrFormat, MetadataFile, meta.Threads)
 	}
-	want, wantMeta, err := exportFiles(plan, meta.Threads)
+	want, wantMeta, err := exportFiles(d, meta.Threads)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: the plan does not export: %v", ErrFormat, MetadataFile, err)
 	}
@@ -205,10 +209,17 @@ func checkFiles(files map[string][]byte, digest string) (*checked, error) {
 		return nil, fmt.Errorf("%w: %s: spec: %v", ErrFormat, MetadataFile, err)
 	}
 	spec, ok := s.(*structtensor.StructSpec)
-	if !ok || !plan.Spec().Equal(spec) {
+	if !ok || !d.spec().Equal(spec) {
 		return nil, fmt.Errorf("%w: %s: the spec is not the plan's", ErrFormat, MetadataFile)
 	}
-	return &checked{meta: meta, plan: plan, spec: spec, digest: digest}, nil
+	c := &checked{meta: meta, spec: spec, digest: digest}
+	switch d := d.(type) {
+	case protoDecoder:
+		c.plan = d.plan
+	case exampleDecoder:
+		c.example = d.plan
+	}
+	return c, nil
 }
 
 // sameMetadata checks the fields of meta that describe the export against

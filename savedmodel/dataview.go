@@ -78,8 +78,14 @@ type Metadata struct {
 	Message string `json:"message"`
 	// Spec is the StructSpec of the decoded batch (structtensor.MarshalSpec).
 	Spec json.RawMessage `json:"spec"`
-	// Plan is the decode.Plan in its byte form (base64 in JSON).
+	// Plan is the decode.Plan in its byte form (base64 in JSON), or for
+	// a DataView of tf.Example records (Message "tensorflow.Example" or
+	// "tensorflow.SequenceExample") the decode.ExamplePlan's.
 	Plan []byte `json:"plan"`
+	// ExampleSpec is the feature spec (decode.ParseExampleSpec's JSON) of
+	// a DataView of tf.Example records, which its plan was compiled
+	// from; absent for protobuf messages.
+	ExampleSpec json.RawMessage `json:"example_spec,omitempty"`
 	// Threads is the decode op's thread bound (Options.Threads).
 	Threads int `json:"threads"`
 	// Signatures are the signature keys; Input the one input's key.
@@ -144,7 +150,7 @@ func ExportDataView(dir string, plan *decode.Plan, opts ...Options) error {
 	if err := checkEmpty(dir); err != nil {
 		return err
 	}
-	files, _, err := exportFiles(plan, o.Threads)
+	files, _, err := exportFiles(protoDecoder{plan}, o.Threads)
 	if err != nil {
 		return fmt.Errorf("export DataView: %w", err)
 	}
@@ -154,12 +160,12 @@ func ExportDataView(dir string, plan *decode.Plan, opts ...Options) error {
 	return nil
 }
 
-// exportFiles returns every file of the DataView of plan, by path, and
-// its metadata. The result depends only on the plan, the thread bound
-// and the TensorFlow version: LoadDataView rebuilds it to check a
-// DataView.
-func exportFiles(plan *decode.Plan, threads int) (map[string][]byte, *Metadata, error) {
-	b, err := build(plan, threads)
+// exportFiles returns every file of the DataView of a decoder, by path,
+// and its metadata. The result depends only on the decoder's plan, the
+// thread bound and the TensorFlow version: LoadDataView rebuilds it to
+// check a DataView.
+func exportFiles(d decoder, threads int) (map[string][]byte, *Metadata, error) {
+	b, err := build(d, threads)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -167,16 +173,20 @@ func exportFiles(plan *decode.Plan, threads int) (map[string][]byte, *Metadata, 
 	if err != nil {
 		return nil, nil, err
 	}
-	planBytes, err := plan.MarshalBinary()
+	planBytes, err := d.planBytes()
 	if err != nil {
 		return nil, nil, err
 	}
-	specJSON, err := structtensor.MarshalSpec(plan.Spec())
+	specJSON, err := structtensor.MarshalSpec(d.spec())
+	if err != nil {
+		return nil, nil, err
+	}
+	exampleSpec, err := d.exampleSpec()
 	if err != nil {
 		return nil, nil, err
 	}
 	meta := &Metadata{
-		Format: Format, Version: FormatVersion, Message: plan.Message(), Spec: specJSON, Plan: planBytes,
+		Format: Format, Version: FormatVersion, Message: d.message(), Spec: specJSON, Plan: planBytes, ExampleSpec: exampleSpec,
 		Threads: threads, Signatures: []string{SignatureDecode, SignatureServingDefault}, Input: InputRecords,
 		Components: b.comps, Leaves: b.leaves, TensorFlowVersion: tfbridge.Version(),
 		Fingerprint: Fingerprint{Algorithm: "sha256", Files: map[string]string{}},

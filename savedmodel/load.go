@@ -23,6 +23,7 @@ type DataView struct {
 	model    *tfbridge.SavedModel
 	meta     *Metadata
 	plan     *decode.Plan
+	example  *decode.ExamplePlan
 	spec     *structtensor.StructSpec
 	input    tfbridge.Output
 	symbolic *graphst.Struct
@@ -72,6 +73,9 @@ func LoadDataView(dir string, opts ...LoadOptions) (*DataView, error) {
 		return nil, fmt.Errorf("load DataView %s: %w", dir, err)
 	}
 	dv, err := bind(model, c.meta, c.plan, c.spec)
+	if dv != nil {
+		dv.example = c.example
+	}
 	if err != nil {
 		model.Close()
 		return nil, fmt.Errorf("%w: %s: %v", ErrFormat, dir, err)
@@ -120,8 +124,14 @@ func bind(model *tfbridge.SavedModel, meta *Metadata, plan *decode.Plan, spec *s
 // Spec returns the StructSpec of a decoded batch.
 func (dv *DataView) Spec() *structtensor.StructSpec { return dv.spec }
 
-// Plan returns the decode plan the DataView was exported from.
+// Plan returns the decode plan the DataView was exported from, or nil
+// for a DataView of tf.Example records (ExamplePlan).
 func (dv *DataView) Plan() *decode.Plan { return dv.plan }
+
+// ExamplePlan returns the feature plan a DataView of tf.Example or
+// SequenceExample records was exported from (ExportExampleDataView), or
+// nil for a DataView of a protobuf message (Plan).
+func (dv *DataView) ExamplePlan() *decode.ExamplePlan { return dv.example }
 
 // Digest returns the DataView's digest (see LoadOptions.Digest).
 func (dv *DataView) Digest() string { return dv.digest }

@@ -44,6 +44,7 @@ func newDataViewExportCommand() *cobra.Command {
 		schema  *planFlags
 		outDir  string
 		threads int
+		example exampleDecode // --example-spec, --schema, --sequence-example
 	)
 	cmd := &cobra.Command{
 		Use:   "export -o DIR",
@@ -51,7 +52,9 @@ func newDataViewExportCommand() *cobra.Command {
 		Example: `  structtensor dataview export --descriptor-set testdata/proto/testdata.pb \
       --message structtensor.testdata.recipe.Recipe --path title --path ingredients.name -o recipe-dv
   structtensor dataview export --proto recipe.proto -I testdata/proto \
-      --message structtensor.testdata.recipe.Recipe -o recipe-dv`,
+      --message structtensor.testdata.recipe.Recipe -o recipe-dv
+  structtensor dataview export --example-spec features.json -o examples-dv
+  structtensor dataview export --schema schema.pbtxt -o examples-dv`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("dataview export takes no arguments, got %q", args)
@@ -59,10 +62,22 @@ func newDataViewExportCommand() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if example.specPath != "" || example.schemaPath != "" {
+				return runExampleDataViewExport(cmd.OutOrStdout(), schema, &example, outDir, threads)
+			}
+			if example.sequence {
+				return errors.New("--sequence-example needs --example-spec")
+			}
 			return runDataViewExport(cmd.OutOrStdout(), schema, outDir, threads)
 		},
 	}
 	schema = addPlanFlags(cmd)
+	cmd.Flags().StringVar(&example.specPath, "example-spec", "", "export the decoder of tf.Example records by the feature spec in `FILE` (JSON: decode.ParseExampleSpec) instead of a protobuf message: its signature replaces tf.io.parse_example")
+	cmd.Flags().StringVar(&example.schemaPath, "schema", "", "export the decoder of tf.Example records by the tensorflow_metadata schema in `FILE` (schema.pbtxt)")
+	cmd.Flags().StringVar(&example.environment, "schema-environment", "", "with --schema: keep the features of this `NAME`d environment only")
+	cmd.Flags().BoolVar(&example.sequence, "sequence-example", false, "with --example-spec: the records are tf.SequenceExample")
+	cmd.MarkFlagFilename("example-spec", "json")
+	cmd.MarkFlagFilename("schema", "pbtxt")
 	outputFlag(cmd, &outDir, "`DIR`ectory to write the SavedModel to (must not exist or be empty)")
 	cmd.MarkFlagDirname("output")
 	countFlag(cmd, &threads, "threads", 0, 0, "engine threads per run of the op (0: all cores)")
@@ -85,6 +100,37 @@ func runDataViewExport(stdout io.Writer, schema *planFlags, out string, threads 
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote DataView %s: %s\nspec: %v\ndigest: %s\n", out, plan, plan.Spec(), digest)
+	return err
+}
+
+// runExampleDataViewExport is "dataview export --example-spec/--schema":
+// the DataView of tf.Example records by a feature spec.
+func runExampleDataViewExport(stdout io.Writer, schema *planFlags, d *exampleDecode, out string, threads int) error {
+	if out == "" {
+		return errors.New("-o is required")
+	}
+	if schema.message != "" {
+		return errors.New("--message and --example-spec/--schema exclude each other")
+	}
+	if d.specPath != "" && d.schemaPath != "" {
+		return errors.New("--example-spec and --schema exclude each other")
+	}
+	spec, _, _, err := d.specFromFile()
+	if err != nil {
+		return err
+	}
+	plan, err := d.compile(spec)
+	if err != nil {
+		return err
+	}
+	if err := savedmodel.ExportExampleDataView(out, plan, savedmodel.Options{Threads: threads}); err != nil {
+		return err
+	}
+	digest, err := savedmodel.Digest(out)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "wrote DataView %s: tf.Example features\nspec: %v\ndigest: %s\n", out, plan.Spec(), digest)
 	return err
 }
 
