@@ -34,6 +34,8 @@ type ExampleOptions struct {
 	// NoDefaults gives FixedLen features no default: they are present in
 	// every record (a tensorflow_metadata schema has no defaults).
 	NoDefaults bool
+	// FiniteFloats draws no NaN or infinity (for readers of JSON).
+	FiniteFloats bool
 }
 
 // ExampleCases returns n random cases from seed: features of every dtype
@@ -58,6 +60,17 @@ func ExampleCases(seed uint64, n int, opts ExampleOptions) []ExampleCase {
 		cases[i] = c
 	}
 	return cases
+}
+
+// ExampleRecords returns n random records for spec (as ExampleCases
+// makes them) from seed.
+func ExampleRecords(spec *decode.ExampleSpec, n int, seed uint64, opts ExampleOptions) [][]byte {
+	g := &exampleGen{r: rand.New(rand.NewPCG(seed, 0x5e9)), opts: opts}
+	records := make([][]byte, n)
+	for i := range records {
+		records[i] = g.record(spec)
+	}
+	return records
 }
 
 type exampleGen struct {
@@ -164,6 +177,9 @@ func (g *exampleGen) int64v() int64 {
 }
 
 func (g *exampleGen) float32v() float32 {
+	if g.opts.FiniteFloats {
+		return float32(g.r.NormFloat64() * 100)
+	}
 	switch g.r.IntN(12) {
 	case 0:
 		return float32(math.Inf(1 - 2*g.r.IntN(2)))

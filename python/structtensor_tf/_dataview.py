@@ -41,7 +41,12 @@ FILES = (
     "assets/tensor_representations.pb",
     "assets/tensor_representations.pbtxt",
 )
-ALLOWED_OPS = {"StructTensorDecodeProto", "Identity", "Cast", "PartitionedCall", "Placeholder", "Const", "NoOp"}
+ALLOWED_OPS = {"StructTensorDecodeProto", "Identity", "Cast", "PartitionedCall", "Placeholder", "Const", "NoOp",
+               "StructTensorDecodeExample", "EnsureShape"}
+# A DataView of tf.Example records (metadata message below) decodes with
+# the example op, whose outputs state their shapes through EnsureShape;
+# any other with the proto decode op.
+EXAMPLE_MESSAGES = {"tensorflow.Example", "tensorflow.SequenceExample"}
 SIGNATURES = {"decode", "serving_default"}
 
 
@@ -218,6 +223,11 @@ def _check(files, digest):
     if set(mg.signature_def) != SIGNATURES:
         raise DataViewError(f"signatures {sorted(mg.signature_def)}, want {sorted(SIGNATURES)}")
     plan = base64.b64decode(meta["plan"])
+    example = meta.get("example_spec") is not None
+    if example != (meta.get("message") in EXAMPLE_MESSAGES):
+        raise DataViewError(f"dataview.json: message {meta.get('message')!r} and the presence of a feature spec disagree")
+    decode_op = "StructTensorDecodeExample" if example else "StructTensorDecodeProto"
+    other_op = "StructTensorDecodeProto" if example else "StructTensorDecodeExample"
     decode_ops = 0
     nodes = [(None, n) for n in mg.graph_def.node]
     for f in mg.graph_def.library.function:
@@ -226,7 +236,9 @@ def _check(files, digest):
         if n.op not in ALLOWED_OPS:
             where = f"function {fn}: " if fn else ""
             raise DataViewError(f"{where}node {n.name!r} runs op {n.op}, not a DataView op")
-        if n.op == "StructTensorDecodeProto":
+        if n.op == other_op or (n.op == "EnsureShape" and not example):
+            raise DataViewError(f"node {n.name!r} runs op {n.op}, not one of this DataView's")
+        if n.op == decode_op:
             decode_ops += 1
             if n.attr["plan"].s != plan:
                 raise DataViewError(f"the decode op's plan is not the metadata's plan")

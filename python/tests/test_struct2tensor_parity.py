@@ -183,7 +183,7 @@ def schemas():
 
 
 @pytest.mark.skipif(not os.path.exists(S2T_PYTHON), reason="no .venv-s2t (scripts/setup-python.sh s2t)")
-@pytest.mark.parametrize("name", cases())
+@pytest.mark.parametrize("name", cases(protobuf_only=True))
 def test_struct2tensor_parity(schemas, name):
     case_json = os.path.join(go_fixture(), name, "case.json")
     with open(case_json) as f:

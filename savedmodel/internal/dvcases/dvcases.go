@@ -39,6 +39,35 @@ type Case struct {
 	Paths   []string `json:"paths"`
 	N       int      `json:"-"`
 	Seed    uint64   `json:"-"`
+	// Example, when set, makes the case a DataView of tf.Example (or
+	// SequenceExample) records by this feature spec (Message is then
+	// savedmodel.MessageExample or MessageSequenceExample).
+	Example *decode.ExampleSpec `json:"-"`
+}
+
+// exampleSpec is the feature spec of the tf.Example cases: every kind and
+// dtype, a partitioned Ragged feature, defaults of every dtype. (A
+// uniform partition, or a FixedLenSequence step of several values, has no
+// TensorRepresentation: such a DataView does not export.)
+var exampleSpec = &decode.ExampleSpec{Features: map[string]decode.Feature{
+	"age":    {Kind: decode.FixedLen, DType: structtensor.Int64, Default: []int64{-1}},
+	"emb":    {Kind: decode.FixedLen, DType: structtensor.Float32, Shape: []int{2}, Default: []float32{0.5, -2}},
+	"lang":   {Kind: decode.FixedLen, DType: structtensor.String, Key: "query/lang", Default: []string{"en"}},
+	"ids":    {Kind: decode.VarLen, DType: structtensor.Int64},
+	"scores": {Kind: decode.FixedLenSequence, DType: structtensor.Float32},
+	"tokens": {Kind: decode.Ragged, DType: structtensor.String, Partitions: []decode.Partition{{Kind: decode.RowLengths, Key: "token_lengths"}}},
+}}
+
+var sequenceExampleSpec = &decode.ExampleSpec{
+	Features: map[string]decode.Feature{
+		"user": {Kind: decode.FixedLen, DType: structtensor.String, Default: []string{"anon"}},
+		"tags": {Kind: decode.VarLen, DType: structtensor.String},
+	},
+	SequenceFeatures: map[string]decode.Feature{
+		"clicks": {Kind: decode.VarLen, DType: structtensor.Int64},
+		"dwell":  {Kind: decode.FixedLenSequence, DType: structtensor.Float32, AllowMissing: true},
+		"terms":  {Kind: decode.Ragged, DType: structtensor.String},
+	},
 }
 
 // Cases are the DataView test cases: the recipe schema (whole and
@@ -52,6 +81,8 @@ var Cases = []Case{
 	{Name: "elwc", Message: "structtensor.testdata.example.ExampleListWithContext", N: 32, Seed: 4},
 	{Name: "proto3", Message: "structtensor.testdata.proto3.Proto3Msg", N: 48, Seed: 5},
 	{Name: "recursive", Message: "structtensor.testdata.recursive.Node", N: 32, Seed: 6},
+	{Name: "features", Message: savedmodel.MessageExample, N: 48, Seed: 7, Example: exampleSpec},
+	{Name: "sequence_features", Message: savedmodel.MessageSequenceExample, N: 32, Seed: 8, Example: sequenceExampleSpec},
 }
 
 type leaf struct {
@@ -83,7 +114,37 @@ func Write(out, descPath string, cases []Case) error {
 	return writeJSON(filepath.Join(out, "cases.json"), cases)
 }
 
+// decoder is what a case decodes with: a protobuf or a feature plan.
+type decoder interface {
+	Decode(records [][]byte, opts ...decode.DecodeOptions) (*structtensor.StructTensor, error)
+	Spec() *structtensor.StructSpec
+}
+
+// exportExample exports the DataView of a tf.Example case and makes its
+// records.
+func exportExample(dir string, c Case) (decoder, [][]byte, error) {
+	compile := decode.CompileExample
+	if c.Message == savedmodel.MessageSequenceExample {
+		compile = decode.CompileSequenceExample
+	}
+	plan, err := compile(c.Example)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := savedmodel.ExportExampleDataView(dir, plan); err != nil {
+		return nil, nil, err
+	}
+	return plan, copstest.ExampleRecords(c.Example, c.N, c.Seed, copstest.ExampleOptions{Sequence: plan.IsSequence(), FiniteFloats: true}), nil
+}
+
 func writeCase(dir string, d *decode.Descriptors, c Case) error {
+	if c.Example != nil {
+		plan, records, err := exportExample(filepath.Join(dir, "dataview"), c)
+		if err != nil {
+			return err
+		}
+		return writeCaseFiles(dir, c, plan, records)
+	}
 	md, err := d.Message(c.Message)
 	if err != nil {
 		return err
@@ -99,6 +160,12 @@ func writeCase(dir string, d *decode.Descriptors, c Case) error {
 	if err != nil {
 		return err
 	}
+	return writeCaseFiles(dir, c, plan, records)
+}
+
+// writeCaseFiles writes a case's records, Go's decode of them, its
+// Arrow and digest beside its exported DataView.
+func writeCaseFiles(dir string, c Case, plan decoder, records [][]byte) error {
 	st, err := plan.Decode(records)
 	if err != nil {
 		return err
