@@ -140,7 +140,7 @@ func parseMetadata(b []byte) (*Metadata, error) {
 
 // checked is a DataView whose files passed every check.
 type checked struct {
-	meta   *Metadata
+	meta    *Metadata
 	plan    *decode.Plan        // a protobuf DataView's
 	example *decode.ExamplePlan // a tf.Example DataView's
 	spec    *structtensor.StructSpec

@@ -3,9 +3,9 @@ package savedmodel_test
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
-	"math"
 	"strings"
 	"testing"
 
