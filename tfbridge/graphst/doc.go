@@ -72,6 +72,24 @@
 // package ops. Concat concatenates each component, shifting each input's
 // row splits by the values before it; Stack adds the new outer partition.
 //
+// # Path ops
+//
+// Promote, Broadcast, Map and MapValues add a field to a struct inside the
+// root and return the root with it, as their twins in package ops (and
+// struct2tensor) do, for leaf sources. They work on the flat form of the
+// layout: a field of struct P is the row splits it adds to P's elements
+// plus its flat values, so each op computes only the new field's
+// components; the others are the input's, passed through Identity.
+// Promote composes the parent's row splits with the source's first ones
+// (a gather of splits by splits), merging the dimensions into one; a dense
+// first dimension of d values merges as splits times d. Broadcast gathers
+// the source's rows by the row ids of the sibling's elements (RaggedRange
+// over each of the source's own partitions, as the outer-dimension ops
+// select rows). Map and MapValues keep the sources' partitions and take
+// the new flat values from a function the caller builds with op wrappers,
+// where package ops calls a Go function per value; Map asserts at run time
+// that its sources' partitions are equal.
+//
 // # Per-row ops on ragged leaves
 //
 // ReduceRows (sum, mean, min, max, count, any, all), RowLengths, RowIDs and
@@ -131,7 +149,8 @@
 //
 // Tests run each op in a session on random values and compare with its
 // twin in package ops, and the per-row ops with Python TensorFlow's
-// tf.reduce_* on RaggedTensors, row_lengths, value_rowids and to_tensor;
-// Cond and While with the same computation on values in Go and with
-// tf.cond and tf.while_loop on a StructuredTensor.
+// tf.reduce_* on RaggedTensors, row_lengths, value_rowids and to_tensor,
+// Promote with StructuredTensor.promote; Cond and While with the same
+// computation on values in Go and with tf.cond and tf.while_loop on a
+// StructuredTensor.
 package graphst

@@ -72,7 +72,11 @@ func RowIDs(s *op.Scope, r Ragged) tfbridge.Output {
 // position splits[i] for each row i >= 1; empty rows add up) and takes the
 // running sum: each value's row id, in O(values + rows).
 func rowIDs(s *op.Scope, splits, values tfbridge.Output) tfbridge.Output {
-	n := op.Slice(s, op.Shape(s, values, op.ShapeOutType(tfbridge.Int64)), op.Constant(s, []int64{0}), op.Constant(s, []int64{1}))
+	return rowIDsN(s, splits, op.Slice(s, op.Shape(s, values, op.ShapeOutType(tfbridge.Int64)), op.Constant(s, []int64{0}), op.Constant(s, []int64{1})))
+}
+
+// rowIDsN is rowIDs for n values (an int64 vector of one element).
+func rowIDsN(s *op.Scope, splits, n tfbridge.Output) tfbridge.Output {
 	starts := op.Slice(s, splits, op.Constant(s, []int64{1}), op.Constant(s, []int64{-1}))
 	starts = op.Slice(s, starts, op.Constant(s, []int64{0}), op.Sub(s, op.Shape(s, starts, op.ShapeOutType(tfbridge.Int64)), op.Constant(s, []int64{1})))
 	// One slot past the end takes the starts of trailing empty rows.
