@@ -1,13 +1,13 @@
 package cops_test
 
 import (
-	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"testing"
 
 	"github.com/structtensor/structtensor-go/cops"
 	"github.com/structtensor/structtensor-go/cops/copstest"
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 )
 
 // BenchmarkDecodeOp compares, on the same recipe records, the Go path

@@ -1,13 +1,13 @@
 package cops_test
 
 import (
-	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"strings"
 	"testing"
 
 	"github.com/structtensor/structtensor-go/cops"
 	"github.com/structtensor/structtensor-go/cops/copstest"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 )
 
 // TestKernelExceptionsBecomeStatus makes the kernel throw (std::bad_alloc)

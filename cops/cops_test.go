@@ -3,7 +3,6 @@ package cops_test
 import (
 	"errors"
 	"fmt"
-	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"strings"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )

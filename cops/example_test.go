@@ -3,7 +3,6 @@ package cops_test
 import (
 	"context"
 	"fmt"
-	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"log"
 	"os"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 )
 
 // Build a graph that decodes records fed to a placeholder, and run it.

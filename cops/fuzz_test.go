@@ -2,12 +2,12 @@ package cops_test
 
 import (
 	"errors"
-	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"testing"
 
 	"github.com/structtensor/structtensor-go/cops/copstest"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 )
 
 // FuzzDecodeOp feeds arbitrary bytes, as a batch of records, through the

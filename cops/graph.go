@@ -2,11 +2,11 @@ package cops
 
 import (
 	"fmt"
-	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 )
 
 // Layout relates the decode op's outputs to the components of the plan's

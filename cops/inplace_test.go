@@ -2,7 +2,6 @@ package cops_test
 
 import (
 	"fmt"
-	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"runtime"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/structtensor/structtensor-go/cops/copstest"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 )
 
 // waitLoaned waits for the kernel's loaned blocks to come back to want:

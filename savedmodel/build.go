@@ -2,7 +2,6 @@ package savedmodel
 
 import (
 	"fmt"
-	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"sort"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/structtensor/structtensor-go/savedmodel/internal/objectgraph"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	attrpb "github.com/wamuir/graft/tensorflow/core/framework/attr_value_go_proto"
 	fnpb "github.com/wamuir/graft/tensorflow/core/framework/function_go_proto"
 	graphpb "github.com/wamuir/graft/tensorflow/core/framework/graph_go_proto"

@@ -3,7 +3,6 @@ package savedmodel
 import (
 	"errors"
 	"fmt"
-	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"regexp"
 	"sort"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/structtensor/structtensor-go/savedmodel/internal/objectgraph"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"github.com/structtensor/structtensor-go/tfbridge/op"
 	fnpb "github.com/wamuir/graft/tensorflow/core/framework/function_go_proto"
 	graphpb "github.com/wamuir/graft/tensorflow/core/framework/graph_go_proto"

@@ -3,7 +3,6 @@ package savedmodel
 import (
 	"context"
 	"fmt"
-	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"os"
 	"path/filepath"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/structtensor/structtensor-go/savedmodel/internal/objectgraph"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 )
 
 // DataView is a loaded DataView: a TensorFlow session over the saved

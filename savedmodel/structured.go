@@ -2,12 +2,12 @@ package savedmodel
 
 import (
 	"fmt"
-	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	"sort"
 
 	"github.com/structtensor/structtensor-go/savedmodel/internal/objectgraph"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
+	"github.com/structtensor/structtensor-go/tfbridge/graphst"
 	typespb "github.com/wamuir/graft/tensorflow/core/framework/types_go_proto"
 	pb "github.com/wamuir/graft/tensorflow/core/protobuf/for_core_protos_go_proto"
 )
