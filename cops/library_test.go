@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/structtensor/structtensor-go/cops/reduceop"
 	"github.com/structtensor/structtensor-go/internal/testenv"
 	"github.com/structtensor/structtensor-go/tfbridge"
 )
@@ -52,8 +53,8 @@ func TestLoadLibraryThenRegister(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Join(l.Ops, ",") != OpName+","+ExampleOpName {
-			t.Fatalf("library registered %v, want [%s %s]", l.Ops, OpName, ExampleOpName)
+		if want := OpName + "," + ExampleOpName + "," + reduceop.OpName; strings.Join(l.Ops, ",") != want {
+			t.Fatalf("library registered %v, want [%s]", l.Ops, want)
 		}
 		if err := Register(); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/structtensor/structtensor-go/cops/reduceop"
 	// The kernel calls the engine's C ABI, which this package compiles.
 	_ "github.com/structtensor/structtensor-go/native"
 	// The TensorFlow C API the kernel calls, loaded on first use.
@@ -29,8 +30,9 @@ var (
 )
 
 // Register registers the decode op and its CPU kernel with the TensorFlow
-// runtime of this process. Call it before building a graph with the op or
-// loading a SavedModel that uses it (DecodeGraph and package savedmodel do).
+// runtime of this process, and the project's other ops (reduceop.Register).
+// Call it before building a graph with the op or loading a SavedModel that
+// uses it (DecodeGraph and package savedmodel do).
 // It is idempotent and safe for concurrent use.
 //
 // TensorFlow aborts the process when an op is registered twice, so
@@ -48,7 +50,9 @@ func Register() error {
 			registeredBy = "already registered"
 		default:
 			registerErr = fmt.Errorf("%w: %s", ErrRegister, C.GoString(&msg[0]))
+			return
 		}
+		registerErr = reduceop.Register()
 	})
 	return registerErr
 }

@@ -87,7 +87,8 @@
 // that order.
 //
 // Python needs the decode op registered before loading: tf.load_op_library
-// of build/libstructtensor_ops.so (make ops-lib).
+// of build/libstructtensor_ops.so (make ops-lib). So does any exported
+// graph that uses graphst.ReduceRows (its StructTensorReduceRows op).
 //
 // # Writing a SavedModel without Python
 //

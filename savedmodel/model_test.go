@@ -233,6 +233,10 @@ class Affine(tf.Module):
 a = Affine()
 tf.saved_model.save(a, sys.argv[2], signatures={"serving_default": a.__call__})
 
+# The sums signature runs graphst.ReduceRows' op, StructTensorReduceRows:
+# a model using it loads where the op library is (as one using the decode
+# op does).
+tf.load_op_library(sys.argv[3])
 m = tf.saved_model.load(sys.argv[1])
 x = tf.constant([[1, 2, 3], [-1, 0, 0.5]], tf.float32)
 ids = tf.RaggedTensor.from_row_splits(tf.constant([1, 2, 3, 10], tf.int64), tf.constant([0, 2, 2, 4], tf.int64))
@@ -246,7 +250,7 @@ print(json.dumps({
   "spec": str(m.signatures["double"].structured_outputs["doubled"]),
   "input": str(m.signatures["double"].structured_input_signature[1]["ids"]),
 }))
-`, dir, pyDir)
+`, dir, pyDir, testenv.OpsLibrary(t))
 	var got map[string]any
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)

@@ -12,15 +12,6 @@ import (
 	"github.com/structtensor/structtensor-go/savedmodel/internal/dvcases"
 )
 
-// opsLibrary returns build/libstructtensor_ops.so (make ops-lib).
-func opsLibrary(t *testing.T) string {
-	lib := filepath.Join(testenv.ModuleRoot(t), "build", "libstructtensor_ops.so")
-	if _, err := os.Stat(lib); err != nil {
-		testenv.Missing(t, "%s is absent (make ops-lib builds it; make test runs that)", lib)
-	}
-	return lib
-}
-
 // TestTFX has tfx-bsl 1.21.0 (in .venv-tfx, with the full TensorFlow
 // 2.21 wheel) load DataViews Go exported, for the recipe, tf.Example-shaped,
 // ELWC-shaped, proto3 (enums, bools, bytes, maps, oneofs) and recursive
@@ -32,7 +23,7 @@ func opsLibrary(t *testing.T) string {
 // (column names, types, values) what Go's DataView.ToArrow gave for the
 // same records.
 func TestTFX(t *testing.T) {
-	lib := opsLibrary(t)
+	lib := testenv.OpsLibrary(t)
 	testenv.Python(t, ".venv-tfx")
 	dir := t.TempDir()
 	var names []string

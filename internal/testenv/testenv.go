@@ -76,3 +76,14 @@ func RunPython(t testing.TB, venv, script string, args ...string) []byte {
 	}
 	return out
 }
+
+// OpsLibrary returns build/libstructtensor_ops.so at the module root (the
+// project's ops for Python TensorFlow), calling Missing when it is absent.
+func OpsLibrary(t testing.TB) string {
+	t.Helper()
+	lib := filepath.Join(ModuleRoot(t), "build", "libstructtensor_ops.so")
+	if _, err := os.Stat(lib); err != nil {
+		Missing(t, "%s is absent (make ops-lib builds it; make test runs that)", lib)
+	}
+	return lib
+}

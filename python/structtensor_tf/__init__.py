@@ -1,8 +1,9 @@
-"""TensorFlow bindings of structtensor: the StructTensorDecodeProto op and
-a loader of DataViews (SavedModels that `structtensor dataview export` and
+"""TensorFlow bindings of structtensor: the StructTensorDecodeProto and
+StructTensorReduceRows ops (the second is what Go graphs' per-row
+reductions, graphst.ReduceRows, run on) and a loader of DataViews (SavedModels that `structtensor dataview export` and
 the Go package savedmodel write).
 
-Importing the package registers the op (it loads the op library shipped in
+Importing the package registers the ops (it loads the op library shipped in
 the package), so `import structtensor_tf` in a Beam worker is enough for
 TFX's load_decoder and TFXIO to load a DataView.
 
@@ -27,3 +28,4 @@ OPS_LIBRARY = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "libst
 # tf.load_op_library is idempotent: importing twice registers once.
 ops = _tf.load_op_library(OPS_LIBRARY)
 struct_tensor_decode_proto = ops.struct_tensor_decode_proto
+struct_tensor_reduce_rows = ops.struct_tensor_reduce_rows

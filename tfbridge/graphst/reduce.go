@@ -3,6 +3,7 @@ package graphst
 import (
 	"fmt"
 
+	"github.com/structtensor/structtensor-go/cops/reduceop"
 	"github.com/structtensor/structtensor-go/ops"
 	"github.com/structtensor/structtensor-go/tfbridge"
 	"github.com/structtensor/structtensor-go/tfbridge/op"
@@ -87,8 +88,9 @@ func rowIDsN(s *op.Scope, splits, n tfbridge.Output) tfbridge.Output {
 
 // ReduceRows reduces the innermost ragged dimension of r: each of its
 // rows becomes one element. It is ops.ReduceRows in the graph (the same
-// reductions, dtypes and empty-row values), built from TensorFlow's
-// unsorted segment reductions over the rows' ids.
+// reductions, dtypes and empty-row values), built on the
+// StructTensorReduceRows kernel of the project's op library (package
+// reduceop, registered on first use).
 func ReduceRows(s *op.Scope, r Ragged, red ops.Reduction) Ragged {
 	s = s.SubScope("ReduceRows")
 	splits, ok := innermost(s, "ReduceRows", r)
@@ -109,32 +111,14 @@ func ReduceRows(s *op.Scope, r Ragged, red ops.Reduction) Ragged {
 		s.UpdateErr("ReduceRows", fmt.Errorf("%w: reduce %v of %v values", ErrSpec, red, dt))
 		return Ragged{}
 	}
-	ids := rowIDs(s, splits, r.values)
-	rows := op.Sub(s, op.Size(s, splits, op.SizeOutType(tfbridge.Int64)), op.Constant(s, int64(1)))
-	var out tfbridge.Output
-	switch red {
-	case ops.ReduceSum:
-		out = segmentSum(s, r.values, ids, rows)
-	case ops.ReduceMean:
-		sum := segmentSum(s, r.values, ids, rows)
-		n := op.Cast(s, rowLengths(s, splits), dt)
-		// Divide each row (of any inner shape) by its length: lengths as
-		// [rows, 1, ...] broadcast over the inner dimensions.
-		rank := op.Rank(s, sum)
-		shape := op.ConcatV2(s, []tfbridge.Output{op.Constant(s, []int32{-1}), op.Fill(s, op.Reshape(s, op.Sub(s, rank, op.Constant(s, int32(1))), op.Constant(s, []int64{1})), op.Constant(s, int32(1)))}, op.Constant(s, int32(0)))
-		out = op.RealDiv(s, sum, op.Reshape(s, n, shape))
-	case ops.ReduceMin:
-		out = op.UnsortedSegmentMin(s, r.values, ids, rows)
-	case ops.ReduceMax:
-		out = op.UnsortedSegmentMax(s, r.values, ids, rows)
-	case ops.ReduceAny:
-		// Count the true values per row: any is a count above zero.
-		trues := segmentSum(s, op.Cast(s, r.values, tfbridge.Int32), ids, rows)
-		out = op.Greater(s, trues, op.Constant(s, int32(0)))
-	case ops.ReduceAll:
-		falses := segmentSum(s, op.Cast(s, op.LogicalNot(s, r.values), tfbridge.Int32), ids, rows)
-		out = op.Equal(s, falses, op.Constant(s, int32(0)))
+	// One pass of the project's kernel over the splits: TensorFlow's own
+	// ops (row ids, then a segment reduction) ran at a fraction of package
+	// ops' speed (see BenchmarkReduceRows).
+	if err := reduceop.Register(); err != nil {
+		s.UpdateErr("ReduceRows", err)
+		return Ragged{}
 	}
+	out := op.StructTensorReduceRows(s, splits, r.values, red.String())
 	return perRow(s, "ReduceRows", r, out)
 }
 
@@ -158,19 +142,4 @@ func ToDense(s *op.Scope, r Ragged, defaultValue tfbridge.Output, shape []int64)
 		types[i] = "ROW_SPLITS"
 	}
 	return op.RaggedTensorToTensor(s, sh, r.values, defaultValue, r.rowSplits, types)
-}
-
-// segmentSum sums the rows of values by their sorted row ids: SegmentSum,
-// which walks sorted ids in one pass (faster than UnsortedSegmentSum
-// on its own in BenchmarkReduceRows' data), gives empty rows 0 but stops after the last
-// non-empty row, so its result is padded with zero rows up to rows.
-// (Min and max keep the unsorted ops: the sorted ones give 0, not the
-// dtype's extremes, to empty rows.)
-func segmentSum(s *op.Scope, values, ids, rows tfbridge.Output) tfbridge.Output {
-	sum := op.SegmentSum(s, values, ids)
-	have := op.Slice(s, op.Shape(s, sum, op.ShapeOutType(tfbridge.Int64)), op.Constant(s, []int64{0}), op.Constant(s, []int64{1}))
-	first := op.ConcatV2(s, []tfbridge.Output{op.Constant(s, []int64{0}), op.Sub(s, op.Reshape(s, rows, op.Constant(s, []int64{1})), have)}, op.Constant(s, int32(0)))
-	rest := op.Fill(s, op.ConcatV2(s, []tfbridge.Output{op.Reshape(s, op.Sub(s, op.Rank(s, sum), op.Constant(s, int32(1))), op.Constant(s, []int64{1})), op.Constant(s, []int32{2})}, op.Constant(s, int32(0))), op.Constant(s, int64(0)))
-	paddings := op.ConcatV2(s, []tfbridge.Output{op.Reshape(s, first, op.Constant(s, []int64{1, 2})), rest}, op.Constant(s, int32(0)))
-	return op.Pad(s, sum, paddings)
 }

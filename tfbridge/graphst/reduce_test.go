@@ -435,3 +435,25 @@ func sameNumbers(t *st.Tensor, want []any) bool {
 	}
 	return true
 }
+
+// TestReduceRowsBadSplits feeds row splits that do not fit the values to
+// the reduction kernel: an InvalidArgument error of the run, never a read
+// out of bounds.
+func TestReduceRowsBadSplits(t *testing.T) {
+	s := op.NewScope()
+	splits := op.Placeholder(s, tfbridge.Int64, op.PlaceholderShape(op.ShapeOf(-1)))
+	values := op.Placeholder(s, tfbridge.Float, op.PlaceholderShape(op.ShapeOf(-1)))
+	sum := graphst.ReduceRows(s, graphst.NewRagged(s, values, splits), ops.ReduceSum)
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	sess := must(tfbridge.NewSession(s.Graph()))
+	defer sess.Close()
+	vals := must(tfbridge.NewTensor(must(st.NewTensor(st.Shape{3}, []float32{1, 2, 3}))))
+	for _, bad := range [][]int64{{1, 3}, {0, 2, 1, 3}, {0, 2}, {0, 4}, {}} {
+		feeds := map[tfbridge.Output]*tfbridge.Tensor{splits: must(tfbridge.NewTensor(must(st.NewTensor(st.Shape{len(bad)}, bad)))), values: vals}
+		if _, err := sess.Run(feeds, []tfbridge.Output{sum.Values()}, nil); !errors.Is(err, tfbridge.ErrInvalidArgument) {
+			t.Errorf("splits %v: %v", bad, err)
+		}
+	}
+}

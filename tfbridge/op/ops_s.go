@@ -3353,6 +3353,12 @@ func StructTensorDecodeProtoNumThreads(value int64) StructTensorDecodeProtoOptio
 	return func(a attrs) { a["num_threads"] = value }
 }
 
+// StructTensorReduceRows adds a StructTensorReduceRows operation.
+func StructTensorReduceRows(s *Scope, rowSplits tfbridge.Output, values tfbridge.Output, reduction string) (output tfbridge.Output) {
+	op := addOp(s, "StructTensorReduceRows", []tfbridge.Input{rowSplits, values}, attrs{"reduction": reduction}, noOptions)
+	return nth(op, 0)
+}
+
 // Sub returns x - y element-wise.
 func Sub(s *Scope, x tfbridge.Output, y tfbridge.Output) (z tfbridge.Output) {
 	op := addOp(s, "Sub", []tfbridge.Input{x, y}, nil, noOptions)
