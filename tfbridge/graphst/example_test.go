@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 
+	"github.com/structtensor/structtensor-go/cops"
+	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/ops"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
@@ -109,4 +112,48 @@ func ExampleRun() {
 	// tags/row_splits_0 int64
 	// tags/values string
 	// true
+}
+
+// Sum one tf.Example feature per record in the graph: decode the records
+// generically (any message wire compatible with tensorflow.Example), select
+// the float_list of feature "x" by key, reduce each record's row.
+func ExampleExampleFeature() {
+	b, err := os.ReadFile("../../testdata/proto/testdata.pb")
+	if err != nil {
+		log.Fatal(err)
+	}
+	d, err := decode.LoadDescriptorSet(b)
+	if err != nil {
+		log.Fatal(err)
+	}
+	plan, err := decode.Compile(d, "structtensor.testdata.example.Example", "features.feature.key", "features.feature.value.float_list.value")
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := op.NewScope()
+	records := op.Placeholder(s, tfbridge.String, op.PlaceholderShape(op.ShapeOf(-1)))
+	examples, err := cops.DecodeGraph(s.Graph(), records, plan)
+	if err != nil {
+		log.Fatal(err)
+	}
+	x := graphst.ExampleFeature(s, examples, "x", structtensor.Float32)
+	sums := graphst.ReduceRows(s, x, ops.ReduceSum)
+	if err := s.Err(); err != nil {
+		log.Fatal(err)
+	}
+
+	// Two records: x = [1.5, 2] and no x at all (features {"y": [3]}).
+	in, _ := structtensor.NewTensor(nil, []string{
+		"\x0a\x13\x0a\x11\x0a\x01x\x12\x0c\x12\x0a\x0a\x08\x00\x00\xc0\x3f\x00\x00\x00\x40",
+		"\x0a\x0f\x0a\x0d\x0a\x01y\x12\x08\x12\x06\x0a\x04\x00\x00\x40\x40",
+	})
+	t, _ := tfbridge.NewTensor(in)
+	sess, _ := tfbridge.NewSession(s.Graph())
+	defer sess.Close()
+	got, err := graphst.Run(context.Background(), sess, map[tfbridge.Output]*tfbridge.Tensor{records: t}, sums)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(got)
+	// Output: Tensor([3.5, 0], shape=[2], dtype=float32)
 }
