@@ -59,8 +59,13 @@ func fileInput(f *os.File) *streamInput {
 // infers that spec too; reading later batches with the first one's spec
 // instead would type them differently from the whole read, e.g. integers
 // in lists all empty in the first batch); the second pass writes. With
-// --spec (or --to spec), or a format whose schema comes first and fixes
-// every batch's spec (Arrow IPC, Parquet), one pass does. An error in a
+// --spec (or --to spec), one pass does. A format whose schema comes
+// first (Arrow IPC, Parquet) still does not fix every batch's spec: a
+// nullable column is a scalar in a batch without nulls and an optional
+// value (a list of 0 or 1) in a batch with some, as in the whole read of
+// that batch alone. So a file of such a format is scanned first too, and
+// read whole when its batches differ; standard input, read once, is
+// written batch by batch and stops at the first batch that differs. An error in a
 // JSON batch is worded from the batch's view, so on such an error the
 // whole read is done, where the input can be rewound, to report the
 // error it gives. On standard output, the batches before an error stay
@@ -92,7 +97,7 @@ func convertStream(in *format, src *streamInput, spec structtensor.Spec, to stri
 	// is given and records are to be written.
 	var batchSpec structtensor.Spec
 	var records int64
-	if (spec == nil && !in.schemaSpec) || to == "spec" {
+	if (spec == nil && (!in.schemaSpec || src.at != nil)) || to == "spec" {
 		var progress *progress
 		counter := &countingReader{r: src.r}
 		if to == "spec" {
