@@ -8,6 +8,7 @@
 // The kernel never calls Go: TensorFlow runs kernels on its own threads.
 
 #include "decode_op.h"
+#include "kernel_common.h"
 
 #include <algorithm>
 #include <atomic>
@@ -34,6 +35,10 @@
 
 namespace {
 
+using structtensor_cops::codeOf;
+using structtensor_cops::Status;
+using structtensor_cops::TensorHolder;
+
 constexpr const char* kOpName = STRUCTTENSOR_DECODE_OP_NAME;
 
 // Attribute names; cops.DecodeGraph (Go) sets the same ones.
@@ -43,11 +48,6 @@ constexpr const char* kAttrValueDTypes = "value_dtypes";
 constexpr const char* kAttrNumThreads = "num_threads";
 
 // RAII holder for a TF_Status.
-struct Status {
-  TF_Status* s = TF_NewStatus();
-  ~Status() { TF_DeleteStatus(s); }
-  bool ok() const { return TF_GetCode(s) == TF_OK; }
-};
 
 // tfTypeOf maps the engine's column types to TensorFlow's.
 TF_DataType tfTypeOf(int32_t st) {
@@ -383,25 +383,12 @@ void failCompute(TF_OpKernelContext* ctx, TF_Code code, const std::string& msg) 
   TF_OpKernelContext_Failure(ctx, st.s);
 }
 
-TF_Code codeOf(int32_t st) {
-  switch (st) {
-    case ST_ERR_CANCELLED: return TF_CANCELLED;
-    case ST_ERR_INTERNAL: return TF_INTERNAL;
-    default: return TF_INVALID_ARGUMENT;
-  }
-}
 
 struct ResultHolder {
   st_result* r = nullptr;
   ~ResultHolder() { st_result_free(r); }
 };
 
-struct TensorHolder {
-  TF_Tensor* t = nullptr;
-  ~TensorHolder() {
-    if (t != nullptr) TF_DeleteTensor(t);
-  }
-};
 
 
 struct Unref {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "decode_op.h"
+#include "kernel_common.h"
 #include "structtensor_example.h"
 #include "tensorflow/c/c_api.h"
 #include "tensorflow/c/kernels.h"
@@ -36,6 +37,10 @@
 #include "tensorflow/c/tf_tstring.h"
 
 namespace {
+
+using structtensor_cops::codeOf;
+using structtensor_cops::Status;
+using structtensor_cops::TensorHolder;
 
 constexpr const char* kOpName = STRUCTTENSOR_DECODE_EXAMPLE_OP_NAME;
 
@@ -50,11 +55,6 @@ constexpr const char* kAttrNumThreads = "num_threads";
 enum : uint64_t { L_DENSE = 0, L_RAGGED = 1, L_LISTS = 2, L_STRIDE = 3, L_STEPS = 4 };
 enum : uint64_t { P_ROW_SPLITS = 1, P_ROW_LENGTHS = 2, P_UNIFORM = 3, P_VALUE_ROWIDS = 4, P_ROW_STARTS = 5, P_ROW_LIMITS = 6 };
 
-struct Status {
-  TF_Status* s = TF_NewStatus();
-  ~Status() { TF_DeleteStatus(s); }
-  bool ok() const { return TF_GetCode(s) == TF_OK; }
-};
 
 struct Part {
   uint64_t kind = 0;
@@ -269,12 +269,6 @@ struct ResultHolder {
   ~ResultHolder() { st_example_result_free(r); }
 };
 
-struct TensorHolder {
-  TF_Tensor* t = nullptr;
-  ~TensorHolder() {
-    if (t != nullptr) TF_DeleteTensor(t);
-  }
-};
 
 // Run assembles one run's outputs from the engine's result, in component
 // order; the first failure sets the context's status and ends it.
@@ -540,13 +534,6 @@ struct Run {
   }
 };
 
-TF_Code codeOf(int32_t st) {
-  switch (st) {
-    case ST_ERR_CANCELLED: return TF_CANCELLED;
-    case ST_ERR_INTERNAL: return TF_INTERNAL;
-    default: return TF_INVALID_ARGUMENT;
-  }
-}
 
 void compute(void* kernel, TF_OpKernelContext* ctx) {
   const auto* k = static_cast<const Kernel*>(kernel);
