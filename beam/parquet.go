@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"slices"
 
 	beamsdk "github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
@@ -68,28 +67,15 @@ type matchParquetFn struct {
 }
 
 func (fn *matchParquetFn) ProcessElement(ctx context.Context, _ []byte, emit func(ParquetFile)) error {
-	fs, err := filesystem.New(ctx, fn.Glob)
-	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	paths, err := fs.List(ctx, fn.Glob)
-	if err != nil {
-		return fmt.Errorf("structtensor/beam: listing %q: %w", fn.Glob, err)
-	}
-	if len(paths) == 0 {
-		return fmt.Errorf("structtensor/beam: no file matches %q", fn.Glob)
-	}
-	slices.Sort(paths)
-	for _, p := range paths {
+	return matchFiles(ctx, fn.Glob, func(fs filesystem.Interface, p string) error {
 		f, closeFile, err := openParquet(ctx, fs, p, fn.Columns)
 		if err != nil {
 			return err
 		}
 		emit(ParquetFile{Path: p, Size: f.size, RowGroups: int64(f.NumRowGroups())})
 		closeFile()
-	}
-	return nil
+		return nil
+	})
 }
 
 // openedParquet is an open Parquet file and its size.

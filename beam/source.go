@@ -145,25 +145,37 @@ type matchFn struct {
 }
 
 func (fn *matchFn) ProcessElement(ctx context.Context, _ []byte, emit func(File)) error {
-	fs, err := filesystem.New(ctx, fn.Glob)
-	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	paths, err := fs.List(ctx, fn.Glob)
-	if err != nil {
-		return fmt.Errorf("structtensor/beam: listing %q: %w", fn.Glob, err)
-	}
-	if len(paths) == 0 {
-		return fmt.Errorf("structtensor/beam: no file matches %q", fn.Glob)
-	}
-	slices.Sort(paths)
-	for _, p := range paths {
+	return matchFiles(ctx, fn.Glob, func(fs filesystem.Interface, p string) error {
 		f, err := fn.file(ctx, fs, p)
 		if err != nil {
 			return err
 		}
 		emit(f)
+		return nil
+	})
+}
+
+// matchFiles calls each for every file glob matches, in path order (so a
+// pipeline's files, and their errors, come in the same order on every
+// run); a glob matching nothing is an error, not an empty input.
+func matchFiles(ctx context.Context, glob string, each func(fs filesystem.Interface, path string) error) error {
+	fs, err := filesystem.New(ctx, glob)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	paths, err := fs.List(ctx, glob)
+	if err != nil {
+		return fmt.Errorf("structtensor/beam: listing %q: %w", glob, err)
+	}
+	if len(paths) == 0 {
+		return fmt.Errorf("structtensor/beam: no file matches %q", glob)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		if err := each(fs, p); err != nil {
+			return err
+		}
 	}
 	return nil
 }
