@@ -25,8 +25,9 @@ func (dv *DataView) ToArrow(st *structtensor.StructTensor) (arrow.RecordBatch, e
 // TFXIO lays out decode_fun's outputs (tensor_to_arrow): one column per
 // leaf, in path order, named by the leaf's path; a leaf of ragged rank k
 // is k nested large_list levels (offsets = its row splits, outermost
-// first) over its values, a dense leaf one large_list level holding each
-// row's values; strings are large_binary, bools uint8 (1 for true), the
+// first, the innermost counting the elements of the inner dimensions)
+// over its values, a dense leaf one large_list level holding each row's
+// values; strings are large_binary, bools uint8 (1 for true), the
 // other types Arrow's of the same width. Every field is nullable, as
 // pyarrow's defaults make them, and no value is null.
 //
@@ -63,48 +64,67 @@ func ArrowRecord(leaves []Leaf, st *structtensor.StructTensor) (arrow.RecordBatc
 }
 
 // leafData lays out one leaf's value (a Tensor or a Ragged over the
-// batch's rows) as TFXIO does.
+// batch's rows) as TFXIO does: a list level per row partition of the
+// leaf (uniform ones above a ragged one included, as their row splits);
+// the innermost list holds whole rows of the inner dimensions (the
+// innermost uniform partitions and the values' own), its offsets scaled
+// by their number of elements.
 func leafData(l Leaf, v structtensor.Value, rows int) (arrow.ArrayData, error) {
 	var t *structtensor.Tensor
-	var splits [][]int64
+	var parts []*structtensor.RowPartition
 	switch x := v.(type) {
 	case *structtensor.Tensor:
 		t = x
-	case *structtensor.Ragged:
-		t = x.Values()
-		for _, p := range x.Partitions() {
-			if p.IsUniform() {
-				return nil, fmt.Errorf("a uniform row partition inside a ragged leaf (TFXIO takes inner uniform dimensions only below the ragged ones)")
-			}
-			splits = append(splits, p.RowSplits())
+		if t.Rank() == 0 {
+			return nil, fmt.Errorf("a scalar, not a batch")
 		}
+	case *structtensor.Ragged:
+		t, parts = x.Values(), x.Partitions()
 	default:
 		return nil, fmt.Errorf("a %T, not a leaf", v)
 	}
-	if len(splits) != l.RaggedRank {
-		return nil, fmt.Errorf("ragged rank %d, the DataView's leaf has %d", len(splits), l.RaggedRank)
+	if len(parts) < l.RaggedRank {
+		return nil, fmt.Errorf("ragged rank %d, the DataView's leaf has %d", len(parts), l.RaggedRank)
 	}
-	values, err := valuesData(t)
-	if err != nil {
-		return nil, err
+	// Every element of the inner dimensions, per innermost row.
+	inner := int64(t.Shape()[1:].NumElements())
+	for _, p := range parts[l.RaggedRank:] {
+		n, ok := p.UniformRowLength()
+		if !ok {
+			return nil, fmt.Errorf("ragged rank %d, the DataView's leaf has %d", len(parts), l.RaggedRank)
+		}
+		inner *= int64(n)
+	}
+	var splits [][]int64
+	for _, p := range parts[:l.RaggedRank] {
+		splits = append(splits, p.RowSplits())
 	}
 	if len(splits) == 0 {
 		// A dense leaf: one list per row of its elements (TFXIO's dense
 		// tensor handler).
-		shape := t.Shape()
-		if len(shape) == 0 || shape[0] != rows {
-			values.Release()
-			return nil, fmt.Errorf("shape %v, want %d rows", shape, rows)
+		n := t.Shape()[0]
+		if len(parts) > 0 {
+			n = parts[0].NumRows()
 		}
-		per := int64(shape[1:].NumElements())
+		if n != rows {
+			return nil, fmt.Errorf("%d rows, want %d", n, rows)
+		}
 		offsets := make([]int64, rows+1)
 		for i := range offsets {
-			offsets[i] = int64(i) * per
+			offsets[i] = int64(i) * inner
 		}
 		splits = [][]int64{offsets}
-	} else if inner := t.Shape()[1:]; len(inner) > 0 {
-		values.Release()
-		return nil, fmt.Errorf("inner dimensions %v below a ragged one, which a DataView's leaf never has", inner)
+	} else if inner != 1 {
+		last := splits[len(splits)-1]
+		scaled := make([]int64, len(last))
+		for i, o := range last {
+			scaled[i] = o * inner
+		}
+		splits[len(splits)-1] = scaled
+	}
+	values, err := valuesData(t)
+	if err != nil {
+		return nil, err
 	}
 	d := values
 	for i := len(splits) - 1; i >= 0; i-- {

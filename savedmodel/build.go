@@ -15,6 +15,7 @@ import (
 	graphpb "github.com/wamuir/graft/tensorflow/core/framework/graph_go_proto"
 	nodepb "github.com/wamuir/graft/tensorflow/core/framework/node_def_go_proto"
 	opdefpb "github.com/wamuir/graft/tensorflow/core/framework/op_def_go_proto"
+	tensorpb "github.com/wamuir/graft/tensorflow/core/framework/tensor_go_proto"
 	shapepb "github.com/wamuir/graft/tensorflow/core/framework/tensor_shape_go_proto"
 	typespb "github.com/wamuir/graft/tensorflow/core/framework/types_go_proto"
 	metapb "github.com/wamuir/graft/tensorflow/core/protobuf/for_core_protos_go_proto"
@@ -157,6 +158,10 @@ type leafOutput struct {
 	splits []string
 	values string
 	bool   bool
+	// reshape, when set, is the shape decode_fun reshapes the values
+	// component to: [-1, the leaf's inner dimensions], for a leaf whose
+	// innermost partitions are uniform.
+	reshape structtensor.Shape
 }
 
 // leavesOf lists the leaves of spec in sorted path order with the
@@ -186,9 +191,26 @@ func leavesOf(sym *graphst.Struct, spec *structtensor.StructSpec) ([]Leaf, []lea
 			if !ok {
 				return fmt.Errorf("field %s is not a leaf", strings.Join(p, "."))
 			}
+			// The innermost run of uniform partitions becomes inner
+			// dimensions of the values, as tf.io.parse_example shapes a
+			// RaggedFeature's trailing UniformRowLength partitions and as
+			// TFXIO takes them (known dimensions only below the ragged
+			// ones: its TensorRepresentation is a uniform_row_length
+			// partition per inner dimension). A uniform partition with a
+			// ragged one below it stays row splits, of unknown length in
+			// the leaf's shape.
+			full := v.Spec().ValueShape()
+			splits := t.RowSplits()
+			kept := len(splits)
+			for kept > 0 && full[kept] != structtensor.Unknown {
+				kept--
+			}
 			lo := leafOutput{values: keyOf[t.Values()]}
-			for _, rs := range t.RowSplits() {
+			for _, rs := range splits[:kept] {
 				lo.splits = append(lo.splits, keyOf[rs])
+			}
+			if kept < len(splits) {
+				lo.reshape = append(structtensor.Shape{structtensor.Unknown}, full[1+kept:]...)
 			}
 			var dtype structtensor.DType
 			switch x := f.Spec.(type) {
@@ -206,10 +228,7 @@ func leavesOf(sym *graphst.Struct, spec *structtensor.StructSpec) ([]Leaf, []lea
 			for range lo.splits {
 				shape = append(shape, structtensor.Unknown)
 			}
-			full := v.Spec().ValueShape()
-			if inner := len(full) - 1 - len(lo.splits); inner > 0 {
-				shape = append(shape, full[len(full)-inner:]...)
-			}
+			shape = append(shape, full[1+kept:]...)
 			leaves = append(leaves, Leaf{Path: strings.Join(p, "."), DType: name, RaggedRank: len(lo.splits), Shape: shape})
 			outs = append(outs, lo)
 		}
@@ -268,6 +287,24 @@ func decodeFunDef(components *fnpb.FunctionDef, leaves []Leaf, outs []leafOutput
 			}}
 			fd.NodeDef = append(fd.NodeDef, cast)
 			src = cast.Name + ":y:0"
+		}
+		if o.reshape != nil {
+			dims := make([]int64, len(o.reshape))
+			for j, d := range o.reshape {
+				dims[j] = int64(d)
+			}
+			shape := &nodepb.NodeDef{Name: fmt.Sprintf("shape_%d", i), Op: "Const", Attr: map[string]*attrpb.AttrValue{
+				"dtype": {Value: &attrpb.AttrValue_Type{Type: typespb.DataType_DT_INT64}},
+				"value": {Value: &attrpb.AttrValue_Tensor{Tensor: &tensorpb.TensorProto{
+					Dtype: typespb.DataType_DT_INT64, TensorShape: objectgraph.ShapeProto(structtensor.Shape{len(dims)}), Int64Val: dims,
+				}}},
+			}}
+			reshape := &nodepb.NodeDef{Name: fmt.Sprintf("reshape_%d", i), Op: "Reshape", Input: []string{src, shape.Name + ":output:0"}, Attr: map[string]*attrpb.AttrValue{
+				"T":      {Value: &attrpb.AttrValue_Type{Type: dt}},
+				"Tshape": {Value: &attrpb.AttrValue_Type{Type: typespb.DataType_DT_INT64}},
+			}}
+			fd.NodeDef = append(fd.NodeDef, shape, reshape)
+			src = reshape.Name + ":output:0"
 		}
 		ret(src, dt)
 		for _, s := range o.splits {

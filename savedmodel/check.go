@@ -34,6 +34,9 @@ var allowedOps = map[string]bool{
 	// The tf.Example DataView's decode op, whose outputs state their
 	// shapes through EnsureShape (cops.DecodeExampleGraph).
 	cops.ExampleOpName: true, "EnsureShape": true,
+	// decode_fun's values of a leaf whose innermost partitions are
+	// uniform, reshaped to its inner dimensions.
+	"Reshape": true,
 }
 
 // LoadOptions configure Load, LoadDataView and ReadMetadata. The zero

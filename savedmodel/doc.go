@@ -54,6 +54,15 @@
 // .load_decoder(DIR) loads it, and TFXIO names Arrow columns after the
 // keys.
 //
+// Uniform partitions (a tf.Example RaggedFeature's UniformRowLength): the
+// innermost run of them becomes dimensions of the values, which decode_fun
+// reshapes (Reshape), as tf.io.parse_example shapes them; with the
+// values' own inner dimensions (a FixedLenSequence feature's step) they
+// are the leaf's inner shape, each a uniform_row_length partition of
+// its TensorRepresentation. TFXIO's converter takes known dimensions only
+// below the ragged ones, so a uniform partition above a ragged one stays
+// row splits, of unknown length in decode_fun's spec.
+//
 // Bools: TFXIO refuses bool tensors (its Arrow conversion has no bool
 // column type it can map back). decode_fun therefore returns a bool leaf
 // as uint8, 1 for true and 0 for false, the mapping TFXIO's error
@@ -71,8 +80,9 @@
 // DataView.ToArrow (and `structtensor dataview run --to arrow`) gives a
 // decoded batch as TFXIO's BeamSource gives the same records: one column
 // per leaf, in path order, named by its path; large_list per ragged
-// dimension over the values (a dense leaf: one large_list level, one list
-// per row); strings large_binary; bools uint8 with the mapping above.
+// dimension over the values, the innermost holding whole rows of the
+// inner dimensions (a dense leaf: one large_list level, one list per
+// row); strings large_binary; bools uint8 with the mapping above.
 // The nested layout of package arrow (structs, bool columns) is what
 // `structtensor decode --to arrow` writes.
 //

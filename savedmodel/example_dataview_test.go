@@ -32,7 +32,8 @@ func compileExampleCase(t testing.TB, c copstest.ExampleCase) *decode.ExamplePla
 // kind, dtype and partition; string defaults; tf.Example and
 // SequenceExample), loads each with LoadDataView (its checks rebuild the
 // export from the metadata's feature spec; TensorFlow's C API loader
-// loads it) and decodes random records: equal to decode.ExamplePlan.Decode.
+// loads it) and decodes random records: equal to decode.ExamplePlan.Decode,
+// and laid out as Arrow (DataView.ToArrow).
 func TestExampleDataView(t *testing.T) {
 	for _, seq := range []bool{false, true} {
 		for i, c := range copstest.ExampleCases(31, 6, copstest.ExampleOptions{Sequence: seq, MaxRecords: 20}) {
@@ -60,6 +61,16 @@ func TestExampleDataView(t *testing.T) {
 			if !structtensor.Equal(got, want) {
 				t.Errorf("sequence %v case %d: DataView %v\nplan.Decode %v", seq, i, got, want)
 			}
+			// Every spec has TFXIO's Arrow layout (its values compared
+			// with TFXIO's by TestTFX).
+			rec, err := dv.ToArrow(got)
+			if err != nil {
+				t.Fatalf("sequence %v case %d: ToArrow: %v", seq, i, err)
+			}
+			if int(rec.NumRows()) != len(c.Records) || int(rec.NumCols()) != len(plan.Spec().Fields) {
+				t.Errorf("sequence %v case %d: Arrow %d rows, %d columns", seq, i, rec.NumRows(), rec.NumCols())
+			}
+			rec.Release()
 			dv.Close()
 		}
 	}

@@ -21,7 +21,11 @@ import (
 // TensorRepresentationGroup assets, its TensorFlowDataset equals Go's
 // decoder, and its BeamSource's RecordBatches on the DirectRunner equal
 // (column names, types, values) what Go's DataView.ToArrow gave for the
-// same records.
+// same records. For the DataViews of tf.Example and SequenceExample
+// records (uniform partitions in every position, FixedLenSequence steps
+// of several values), load_decoder's and TensorFlowDataset's outputs also
+// equal tf.io.parse_example's (parse_sequence_example's) by the same
+// feature spec.
 func TestTFX(t *testing.T) {
 	lib := testenv.OpsLibrary(t)
 	testenv.Python(t, ".venv-tfx")
@@ -51,9 +55,15 @@ func TestTFX(t *testing.T) {
 			Case   string `json:"case"`
 			Leaves int    `json:"leaves"`
 			TFXIO  bool   `json:"tfxio"`
+			TFIO   int    `json:"tf_io"`
 		}
 		if err := json.Unmarshal([]byte(l), &r); err != nil || r.Case != names[i] || r.Leaves == 0 || !r.TFXIO {
 			t.Errorf("line %d: %q (err %v), want case %s with leaves, through TFXIO", i, l, err, names[i])
+		}
+		// A tf.Example DataView's outputs, load_decoder's and
+		// TensorFlowDataset's, are each compared with tf.io's.
+		if example := cases[i].Example != nil; example && r.TFIO != 2*r.Leaves || !example && r.TFIO != 0 {
+			t.Errorf("line %d: %d outputs compared with tf.io, want %d", i, r.TFIO, map[bool]int{true: 2 * r.Leaves}[example])
 		}
 	}
 }

@@ -42,10 +42,11 @@ FILES = (
     "assets/tensor_representations.pbtxt",
 )
 ALLOWED_OPS = {"StructTensorDecodeProto", "Identity", "Cast", "PartitionedCall", "Placeholder", "Const", "NoOp",
-               "StructTensorDecodeExample", "EnsureShape"}
+               "StructTensorDecodeExample", "EnsureShape", "Reshape"}
 # A DataView of tf.Example records (metadata message below) decodes with
 # the example op, whose outputs state their shapes through EnsureShape;
-# any other with the proto decode op.
+# any other with the proto decode op. decode_fun reshapes the values of a
+# leaf whose innermost partitions are uniform to its inner dimensions.
 EXAMPLE_MESSAGES = {"tensorflow.Example", "tensorflow.SequenceExample"}
 SIGNATURES = {"decode", "serving_default"}
 

@@ -24,6 +24,8 @@ import pytest
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402
 
+import tfio_reference  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OPS_LIB = os.path.join(ROOT, "build", "libstructtensor_ops.so")
 
@@ -146,7 +148,10 @@ def test_saved_model_decode_equals_go(ops, name):
         if isinstance(got, tf.RaggedTensor):
             assert got.nrows().numpy() == nrecords, path
             got_splits = [s.numpy() for s in got.nested_row_splits]
-            flat = got.flat_values.numpy()
+            # A FixedLenSequence feature's steps of several values are
+            # inner dimensions of its values.
+            flat = got.flat_values.numpy().reshape(-1)
+            flat = list(flat) if got.dtype == tf.string else flat
         else:
             got_splits = []
             # Go's leaves are flat; a dense leaf of a feature spec's
@@ -230,12 +235,14 @@ def test_decode_fun_equals_go(ops, name):
     assert set(out) == set(case["leaves"]) == {l["path"] for l in case["metadata"]["leaves"]}
     for path, want in case["leaves"].items():
         got = out[path]
-        if want["nested_row_splits"]:
+        # Innermost uniform partitions are dimensions of the values.
+        want_splits = want["nested_row_splits"][:len(want["nested_row_splits"]) - want["inner_uniform"]]
+        if want_splits:
             assert isinstance(got, tf.RaggedTensor), path
             assert got.row_splits.dtype == tf.int64, path
             splits = [s.numpy() for s in got.nested_row_splits]
-            assert len(splits) == len(want["nested_row_splits"]), path
-            for i, (g, w) in enumerate(zip(splits, want["nested_row_splits"])):
+            assert len(splits) == len(want_splits), path
+            for i, (g, w) in enumerate(zip(splits, want_splits)):
                 np.testing.assert_array_equal(g, np.array(w, dtype=np.int64), err_msg=f"{path} row_splits {i}")
             flat = got.flat_values.numpy()
         else:
@@ -246,3 +253,25 @@ def test_decode_fun_equals_go(ops, name):
             assert flat.dtype == np.uint8, path
             w = w.astype(np.uint8)
         assert_values_equal(flat.reshape(-1) if not isinstance(w, list) else list(flat.reshape(-1)), w, f"{path} values")
+
+
+@pytest.mark.parametrize("name", [n for n in cases() if load_case(n)["metadata"]["message"] in EXAMPLE_MESSAGES])
+def test_example_decode_fun_equals_tf_io(ops, name):
+    """A DataView of tf.Example (SequenceExample) records loaded by
+    tf.saved_model.load: decode_fun's outputs equal tf.io.parse_example's
+    (parse_sequence_example's) for the same records and feature spec,
+    RaggedFeatures with uniform partitions in every position and
+    FixedLenSequence steps of several values included; their static shapes
+    agree with tf.io's wherever TFXIO can carry them (inner uniform
+    dimensions, below the ragged ones)."""
+    case = load_case(name)
+    meta = case["metadata"]
+    model = tf.saved_model.load(case["dir"])
+    out = model.decode_fun(tf.constant(case["records"], dtype=tf.string))
+    want = tfio_reference.parse(meta["example_spec"], meta["message"] == "tensorflow.SequenceExample", case["records"])
+    assert tfio_reference.check_against_tf(name, out, want) == len(meta["leaves"])
+    for path, w in want.items():
+        if isinstance(w, tf.RaggedTensor):
+            assert out[path].flat_values.shape[1:] == w.flat_values.shape[1:], path
+    if meta["message"] == "tensorflow.Example":
+        assert any(isinstance(w, tf.RaggedTensor) and w.flat_values.shape.rank > 1 for w in want.values())

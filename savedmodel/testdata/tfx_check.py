@@ -12,7 +12,11 @@ and reads it through TFRecordToTensorTFXIO(saved_decoder_path=DataView):
 its TensorRepresentations against the DataView's assets, its
 TensorFlowDataset against Go's decoder, and (all cases in one pipeline on
 Beam's DirectRunner) the RecordBatches of BeamSource() against the Arrow
-Go's DataView wrote for the same records. Prints one JSON line per case.
+Go's DataView wrote for the same records. For a DataView of tf.Example or
+SequenceExample records, load_decoder's and TensorFlowDataset's outputs
+are also compared with tf.io.parse_example (parse_sequence_example) of
+the same records by the DataView's feature spec. Prints one JSON line per
+case ("tf_io": how many outputs were compared with tf.io's).
 """
 import base64
 import json
@@ -22,6 +26,11 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+
+# The tf.io reference the Python tests share, in python/tests beside the
+# module root's build/ (argv[1] is build/libstructtensor_ops.so).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[1]))), "python", "tests"))
+import tfio_reference  # noqa: E402
 
 NP_DTYPES = {"bool": np.uint8, "int32": np.int32, "int64": np.int64, "uint32": np.uint32,
              "uint64": np.uint64, "float32": np.float32, "float64": np.float64}
@@ -33,16 +42,19 @@ def load_case(fixture, name):
         case = json.load(f)
     case["records"] = [base64.b64decode(r) for r in case["records"]]
     case["dir"] = os.path.join(d, "dataview")
+    case["example"] = case["message"] in ("tensorflow.Example", "tensorflow.SequenceExample")
     return case
 
 
 def check_leaf(path, got, want):
-    if want["nested_row_splits"]:
+    # Innermost uniform partitions are dimensions of decode_fun's values.
+    want_splits = want["nested_row_splits"][:len(want["nested_row_splits"]) - want["inner_uniform"]]
+    if want_splits:
         assert isinstance(got, tf.RaggedTensor), f"{path}: {type(got)}, want a RaggedTensor"
         assert got.row_splits.dtype == tf.int64, f"{path}: row splits {got.row_splits.dtype}"
         splits = [s.numpy() for s in got.nested_row_splits]
-        assert len(splits) == len(want["nested_row_splits"]), f"{path}: ragged rank {len(splits)}"
-        for i, (g, w) in enumerate(zip(splits, want["nested_row_splits"])):
+        assert len(splits) == len(want_splits), f"{path}: ragged rank {len(splits)}"
+        for i, (g, w) in enumerate(zip(splits, want_splits)):
             np.testing.assert_array_equal(g, np.array(w, dtype=np.int64), err_msg=f"{path} row_splits {i}")
         flat = got.flat_values.numpy()
     else:
@@ -54,6 +66,13 @@ def check_leaf(path, got, want):
         w = np.array(want["values"], dtype=NP_DTYPES[want["dtype"]])
         assert flat.dtype == w.dtype, f"{path}: dtype {flat.dtype}, want {w.dtype}"
         np.testing.assert_array_equal(flat.reshape(-1), w.reshape(-1), err_msg=f"{path} values")
+
+
+def parse_with_tf(case):
+    """tf.io's parse of the case's records by the DataView's feature spec."""
+    with open(os.path.join(case["dir"], "assets", "dataview.json")) as f:
+        meta = json.load(f)
+    return tfio_reference.parse(meta["example_spec"], meta["message"] == "tensorflow.SequenceExample", case["records"])
 
 
 def check_tensor_representations(name, case, tfxio):
@@ -98,6 +117,8 @@ def check_dataset(name, case, tfxio):
     assert set(batch) == set(case["leaves"])
     for path, want in case["leaves"].items():
         check_leaf(f"{name} TensorFlowDataset {path}", batch[path], want)
+    if case["example"]:
+        case["tf_io"] += tfio_reference.check_against_tf(f"{name} TensorFlowDataset", batch, parse_with_tf(case))
 
 
 def go_arrow(case_dir):
@@ -147,13 +168,17 @@ def main():
             got = out[path]
             assert specs[path].is_compatible_with(got), f"{name} {path}: {got} does not match {specs[path]}"
             check_leaf(f"{name} {path}", got, want)
+        case["tf_io"] = 0
+        if case["example"]:
+            case["tf_io"] += tfio_reference.check_against_tf(f"{name} load_decoder", out, parse_with_tf(case))
         tfxio = tfxio_for(name, case)
         check_tensor_representations(name, case, tfxio)
         check_dataset(name, case, tfxio)
         tfxios.append((name, case, tfxio))
     check_beam_sources(tfxios)
     for name, case, _ in tfxios:
-        print(json.dumps({"case": name, "leaves": len(case["leaves"]), "records": len(case["records"]), "tfxio": True}))
+        print(json.dumps({"case": name, "leaves": len(case["leaves"]), "records": len(case["records"]), "tfxio": True,
+                          "tf_io": case["tf_io"]}))
 
 
 if __name__ == "__main__":

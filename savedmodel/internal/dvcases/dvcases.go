@@ -11,7 +11,8 @@
 //
 //	{"message": ..., "paths": [...], "records": [base64...], "digest": ...,
 //	 "leaves": {"<path>": {"dtype": ..., "values": [...],
-//	                        "nested_row_splits": [[...], ...]}}}
+//	                        "nested_row_splits": [[...], ...],
+//	                        "inner_uniform": k}}}
 //
 // with strings base64-encoded, and each leaf in full shape: its values
 // and every row partition from the batch dimension inwards.
@@ -46,16 +47,26 @@ type Case struct {
 }
 
 // exampleSpec is the feature spec of the tf.Example cases: every kind and
-// dtype, a partitioned Ragged feature, defaults of every dtype. (A
-// uniform partition, or a FixedLenSequence step of several values, has no
-// TensorRepresentation: such a DataView does not export.)
+// dtype, defaults of every dtype, FixedLenSequence features of scalar and
+// several-value steps, and Ragged features partitioned every way a
+// uniform partition can sit: below a ragged one (grid; cube, two
+// levels), alone (duo), above a ragged one (blocks).
 var exampleSpec = &decode.ExampleSpec{Features: map[string]decode.Feature{
 	"age":    {Kind: decode.FixedLen, DType: structtensor.Int64, Default: []int64{-1}},
 	"emb":    {Kind: decode.FixedLen, DType: structtensor.Float32, Shape: []int{2}, Default: []float32{0.5, -2}},
 	"lang":   {Kind: decode.FixedLen, DType: structtensor.String, Key: "query/lang", Default: []string{"en"}},
 	"ids":    {Kind: decode.VarLen, DType: structtensor.Int64},
 	"scores": {Kind: decode.FixedLenSequence, DType: structtensor.Float32},
+	"frames": {Kind: decode.FixedLenSequence, DType: structtensor.Float32, Shape: []int{3}},
+	"pairs":  {Kind: decode.FixedLenSequence, DType: structtensor.String, Shape: []int{2, 2}},
 	"tokens": {Kind: decode.Ragged, DType: structtensor.String, Partitions: []decode.Partition{{Kind: decode.RowLengths, Key: "token_lengths"}}},
+	"grid": {Kind: decode.Ragged, DType: structtensor.Int64, Partitions: []decode.Partition{
+		{Kind: decode.RowSplits, Key: "grid_splits"}, {Kind: decode.UniformRowLength, Length: 2}}},
+	"cube": {Kind: decode.Ragged, DType: structtensor.Float32, Key: "cube_values", Partitions: []decode.Partition{
+		{Kind: decode.RowLengths, Key: "cube_lengths"}, {Kind: decode.UniformRowLength, Length: 2}, {Kind: decode.UniformRowLength, Length: 3}}},
+	"duo": {Kind: decode.Ragged, DType: structtensor.String, Partitions: []decode.Partition{{Kind: decode.UniformRowLength, Length: 2}}},
+	"blocks": {Kind: decode.Ragged, DType: structtensor.Int64, Partitions: []decode.Partition{
+		{Kind: decode.UniformRowLength, Length: 2}, {Kind: decode.RowLengths, Key: "block_lengths"}}},
 }}
 
 var sequenceExampleSpec = &decode.ExampleSpec{
@@ -66,6 +77,7 @@ var sequenceExampleSpec = &decode.ExampleSpec{
 	SequenceFeatures: map[string]decode.Feature{
 		"clicks": {Kind: decode.VarLen, DType: structtensor.Int64},
 		"dwell":  {Kind: decode.FixedLenSequence, DType: structtensor.Float32, AllowMissing: true},
+		"boxes":  {Kind: decode.FixedLenSequence, DType: structtensor.Float32, Shape: []int{4}, AllowMissing: true},
 		"terms":  {Kind: decode.Ragged, DType: structtensor.String},
 	},
 }
@@ -89,6 +101,11 @@ type leaf struct {
 	DType           string    `json:"dtype"`
 	Values          any       `json:"values"`
 	NestedRowSplits [][]int64 `json:"nested_row_splits"`
+	// InnerUniform counts the innermost partitions that are uniform:
+	// decode_fun (like tf.io.parse_example) makes them dimensions of the
+	// values, so its RaggedTensor has the first len(NestedRowSplits) -
+	// InnerUniform row splits.
+	InnerUniform int `json:"inner_uniform"`
 }
 
 type caseFile struct {
@@ -211,6 +228,11 @@ func leaves(st *structtensor.StructTensor, spec *structtensor.StructSpec, prefix
 			t = x.Values()
 			for _, p := range x.Partitions() {
 				l.NestedRowSplits = append(l.NestedRowSplits, p.RowSplits())
+				if p.IsUniform() {
+					l.InnerUniform++
+				} else {
+					l.InnerUniform = 0
+				}
 			}
 		default:
 			return fmt.Errorf("leaf %s is a %T", strings.Join(path, "."), v)
