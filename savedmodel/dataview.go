@@ -82,6 +82,12 @@ type Metadata struct {
 	// a DataView of tf.Example records (Message "tensorflow.Example" or
 	// "tensorflow.SequenceExample") the decode.ExamplePlan's.
 	Plan []byte `json:"plan"`
+	// Layout is, for a DataView of tf.Example records, the example decode
+	// op's layout attribute (decode.ExamplePlan.MarshalLayout, base64 in
+	// JSON), which a loader that cannot rebuild the export (Python's)
+	// compares with the graph's as it compares the plan; absent for
+	// protobuf messages.
+	Layout []byte `json:"layout,omitempty"`
 	// ExampleSpec is the feature spec (decode.ParseExampleSpec's JSON) of
 	// a DataView of tf.Example records, which its plan was compiled
 	// from; absent for protobuf messages.
@@ -186,7 +192,7 @@ func exportFiles(d decoder, threads int) (map[string][]byte, *Metadata, error) {
 		return nil, nil, err
 	}
 	meta := &Metadata{
-		Format: Format, Version: FormatVersion, Message: d.message(), Spec: specJSON, Plan: planBytes, ExampleSpec: exampleSpec,
+		Format: Format, Version: FormatVersion, Message: d.message(), Spec: specJSON, Plan: planBytes, Layout: d.layoutBytes(), ExampleSpec: exampleSpec,
 		Threads: threads, Signatures: []string{SignatureDecode, SignatureServingDefault}, Input: InputRecords,
 		Components: b.comps, Leaves: b.leaves, TensorFlowVersion: tfbridge.Version(),
 		Fingerprint: Fingerprint{Algorithm: "sha256", Files: map[string]string{}},

@@ -27,6 +27,8 @@ type decoder interface {
 	decodeGraph(g *tfbridge.Graph, records tfbridge.Output, o cops.Options) (*graphst.Struct, error)
 	message() string
 	planBytes() ([]byte, error)
+	// layoutBytes is Metadata.Layout: nil for protobuf plans.
+	layoutBytes() []byte
 	// exampleSpec is Metadata.ExampleSpec: nil for protobuf plans.
 	exampleSpec() (json.RawMessage, error)
 }
@@ -40,6 +42,7 @@ func (d protoDecoder) decodeGraph(g *tfbridge.Graph, records tfbridge.Output, o 
 func (d protoDecoder) message() string                       { return d.plan.Message() }
 func (d protoDecoder) planBytes() ([]byte, error)            { return d.plan.MarshalBinary() }
 func (d protoDecoder) exampleSpec() (json.RawMessage, error) { return nil, nil }
+func (d protoDecoder) layoutBytes() []byte                   { return nil }
 
 type exampleDecoder struct {
 	plan     *decode.ExamplePlan
@@ -58,6 +61,7 @@ func (d exampleDecoder) message() string {
 }
 func (d exampleDecoder) planBytes() ([]byte, error)            { return d.plan.MarshalBinary() }
 func (d exampleDecoder) exampleSpec() (json.RawMessage, error) { return d.specJSON, nil }
+func (d exampleDecoder) layoutBytes() []byte                   { return d.plan.MarshalLayout() }
 
 // newExampleDecoder records plan's spec as JSON that decode.ParseExampleSpec
 // reads back into the same plan (string defaults as JSON strings), and

@@ -9,10 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/structtensor/structtensor-go/cops"
 	"github.com/structtensor/structtensor-go/cops/copstest"
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/savedmodel"
 	"github.com/structtensor/structtensor-go/structtensor"
+	attrpb "github.com/wamuir/graft/tensorflow/core/framework/attr_value_go_proto"
+	metapb "github.com/wamuir/graft/tensorflow/core/protobuf/for_core_protos_go_proto"
 )
 
 func compileExampleCase(t testing.TB, c copstest.ExampleCase) *decode.ExamplePlan {
@@ -149,5 +152,56 @@ func TestExampleDataViewRefusesNonFiniteDefault(t *testing.T) {
 	}
 	if err := savedmodel.ExportExampleDataView(filepath.Join(t.TempDir(), "dv"), plan); !errors.Is(err, decode.ErrFeatureSpec) {
 		t.Errorf("err = %v, want ErrFeatureSpec", err)
+	}
+}
+
+// TestExampleDataViewRefusesEditedLayout edits the example decode op's
+// layout attribute in the graph (its kernel reads it as it reads the
+// plan), then the layout in the metadata, each time with the fingerprint
+// recomputed: the loader refuses both.
+func TestExampleDataViewRefusesEditedLayout(t *testing.T) {
+	spec, err := decode.ParseExampleSpec([]byte(`{"features": {"ids": {"kind": "var_len", "dtype": "int64"}, "emb": {"kind": "fixed_len", "dtype": "float32", "shape": [2]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := decode.CompileExample(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(t *testing.T, dir string)
+	}{
+		{"layout attribute", func(t *testing.T, dir string) {
+			editSavedModel(t, dir, func(mg *metapb.MetaGraphDef) {
+				n := 0
+				for _, f := range mg.GetGraphDef().GetLibrary().GetFunction() {
+					for _, node := range f.GetNodeDef() {
+						if node.GetOp() == cops.ExampleOpName {
+							node.Attr["layout"] = &attrpb.AttrValue{Value: &attrpb.AttrValue_S{S: append(node.Attr["layout"].GetS(), 0)}}
+							n++
+						}
+					}
+				}
+				if n != 1 {
+					t.Fatalf("%d example decode ops", n)
+				}
+			})
+			editMeta(t, dir, nil)
+		}},
+		{"layout in the metadata", func(t *testing.T, dir string) {
+			editMeta(t, dir, func(m map[string]any) { m["layout"] = "U1RFTAEA" }) // "STEL", version 1, no fields
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "dv")
+			if err := savedmodel.ExportExampleDataView(dir, plan); err != nil {
+				t.Fatal(err)
+			}
+			c.edit(t, dir)
+			if _, err := savedmodel.LoadDataView(dir); !errors.Is(err, savedmodel.ErrGraph) {
+				t.Errorf("err = %v, want ErrGraph", err)
+			}
+		})
 	}
 }

@@ -12,9 +12,9 @@ ops included. load_dataview checks before TensorFlow sees the directory:
     metadata's leaves;
   * the graph: only the DataView's ops (an allowlist) in the graph and its
     functions, no collections (so no main or init op), the signatures
-    "decode" and "serving_default" only, one decode op whose plan is the
-    metadata's plan, and a root object holding only decode_fun and the
-    signatures.
+    "decode" and "serving_default" only, one decode op whose plan (and,
+    for tf.Example records, layout) is the metadata's, and a root object
+    holding only decode_fun and the signatures.
 
 The Go loader goes further: it rebuilds the DataView from the metadata's
 plan and requires the SavedModel to be that one. The fingerprint is
@@ -227,6 +227,11 @@ def _check(files, digest):
     example = meta.get("example_spec") is not None
     if example != (meta.get("message") in EXAMPLE_MESSAGES):
         raise DataViewError(f"dataview.json: message {meta.get('message')!r} and the presence of a feature spec disagree")
+    # The example op's kernel reads its layout attribute as well as its
+    # plan: both must be the metadata's.
+    layout = base64.b64decode(meta.get("layout") or "")
+    if example and not layout:
+        raise DataViewError("dataview.json: a DataView of tf.Example records without the decode op's layout")
     decode_op = "StructTensorDecodeExample" if example else "StructTensorDecodeProto"
     other_op = "StructTensorDecodeProto" if example else "StructTensorDecodeExample"
     decode_ops = 0
@@ -243,6 +248,8 @@ def _check(files, digest):
             decode_ops += 1
             if n.attr["plan"].s != plan:
                 raise DataViewError(f"the decode op's plan is not the metadata's plan")
+            if example and n.attr["layout"].s != layout:
+                raise DataViewError(f"the decode op's layout is not the metadata's layout")
     if decode_ops != 1:
         raise DataViewError(f"{decode_ops} decode ops, want 1")
     root = mg.object_graph_def.nodes[0]

@@ -205,6 +205,28 @@ def graph_attacks(expect):
         shutil.copy(os.path.join(other, name), os.path.join(d, name))
     refit_fingerprint(d)
     expect(d, "plan")
+    # The example op's layout attribute edited (its kernel reads it as it
+    # reads the plan), fingerprint recomputed; then the metadata's layout.
+    d = copy_case("features")
+
+    def edit_layout(mg):
+        nodes = [n for f in mg.graph_def.library.function for n in f.node_def if n.op == "StructTensorDecodeExample"]
+        assert len(nodes) == 1
+        nodes[0].attr["layout"].s += b"\0"
+    edit_saved_model(d, edit_layout)
+    expect(d, "the decode op's layout is not the metadata's layout")
+    d = copy_case("features")
+    p = os.path.join(d, "assets", "dataview.json")
+    meta = json.load(open(p))
+    meta["layout"] = json.load(open(os.path.join(go_fixture(), "sequence_features", "dataview", "assets", "dataview.json")))["layout"]
+    json.dump(meta, open(p, "w"))
+    expect(d, "the decode op's layout is not the metadata's layout")
+    d = copy_case("features")
+    p = os.path.join(d, "assets", "dataview.json")
+    meta = json.load(open(p))
+    del meta["layout"]
+    json.dump(meta, open(p, "w"))
+    expect(d, "without the decode op's layout")
     # Tensor representations that are not the leaves'.
     d = copy_case("recipe")
     shutil.copy(os.path.join(other, "assets", "tensor_representations.pb"),
