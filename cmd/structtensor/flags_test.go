@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Nonsensical numbers are refused by every command that takes them, with
@@ -44,23 +46,103 @@ func TestNumericFlagsRefused(t *testing.T) {
 }
 
 // A long flag written with one dash (as Go's flag package allowed) is
-// refused with a message naming the flag, on every command; a word that
-// is no flag keeps pflag's own message.
+// refused with a message naming the flag, whether or not its first letter
+// is a shorthand ("-output" is no "-o utput"); a word that is no flag
+// keeps pflag's own message, and values and words after "--" are not
+// flags.
 func TestSingleDashLongFlag(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"decode", "-message", "X", "/dev/null"}, "structtensor decode: unknown shorthand flag 'm' in -message: long flags take two dashes: --message (see structtensor decode --help)\n"},
-		{[]string{"decode", "-max-depth=3", "/dev/null"}, "unknown shorthand flag 'm' in -max-depth: long flags take two dashes: --max-depth"},
-		{[]string{"convert", "/dev/null", "-from", "jsonl"}, "unknown shorthand flag 'f' in -from: long flags take two dashes: --from"},
+		{[]string{"decode", "-message", "X", "/dev/null"}, "structtensor decode: -message: long flags take two dashes: --message (see structtensor decode --help)\n"},
+		{[]string{"decode", "-max-depth=3", "/dev/null"}, "structtensor decode: -max-depth=3: long flags take two dashes: --max-depth (see structtensor decode --help)\n"},
+		{[]string{"convert", "/dev/null", "-from", "jsonl"}, "-from: long flags take two dashes: --from"},
+		{[]string{"convert", "/dev/null", "-output", "out.parquet"}, "structtensor convert: -output: long flags take two dashes: --output (see structtensor convert --help)\n"},
+		{[]string{"convert", "-output=out.parquet", "/dev/null"}, "-output=out.parquet: long flags take two dashes: --output"},
 		{[]string{"dataview", "inspect", "-digest", "sha256:00", "/nonexistent"}, "long flags take two dashes: --digest"},
 		{[]string{"decode", "-zzz", "/dev/null"}, "structtensor decode: unknown shorthand flag: 'z' in -zzz (see structtensor decode --help)\n"},
+		// A value that looks like a single-dash flag is a value: the
+		// file "-output" and the word after "--" are read as files.
+		{[]string{"convert", "--from", "jsonl", "--", "-output"}, "open -output: no such file"},
+		{[]string{"convert", "--output", "-output", "/nonexistent/in.jsonl"}, "open /nonexistent/in.jsonl: no such file"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(c.args, failReader{t}, &out, &errb)
 		if code == 0 || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want it to contain %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// Every long flag of every command (the whole cobra tree, inherited and
+// help flags included), written with one dash, in both forms, is refused
+// with the message naming it, before the command runs.
+func TestSingleDashLongFlagEveryCommand(t *testing.T) {
+	root := newRootCommand()
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	var walk func(*cobra.Command)
+	checked := 0
+	walk = func(cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+		if cmd.DisableFlagParsing {
+			return
+		}
+		cmd.InitDefaultHelpFlag()
+		path := strings.Fields(cmd.CommandPath())[1:]
+		visit := func(f *pflag.Flag) {
+			for _, word := range []string{"-" + f.Name, "-" + f.Name + "=x"} {
+				var out, errb bytes.Buffer
+				args := append(append([]string(nil), path...), word)
+				code := run(args, failReader{t}, &out, &errb)
+				want := cmd.CommandPath() + ": " + word + ": long flags take two dashes: --" + f.Name + " (see " + cmd.CommandPath() + " --help)\n"
+				if code != 1 || errb.String() != want || out.Len() != 0 {
+					t.Errorf("%v: exit %d, stdout %q, stderr %q, want exit 1 and %q", args, code, out.String(), errb.String(), want)
+				}
+				checked++
+			}
+		}
+		cmd.Flags().VisitAll(visit)
+		cmd.InheritedFlags().VisitAll(visit)
+	}
+	walk(root)
+	// Every command has --help; convert, decode and dataview export
+	// have a shorthand -o beside --output.
+	if checked < 2*len(commandBuilders) {
+		t.Errorf("only %d words checked", checked)
+	}
+}
+
+// Real shorthands keep working, alone and grouped: the walk skips a value
+// (in the same word or the next) and clusters of bool shorthands.
+func TestSingleDashShorthands(t *testing.T) {
+	cmd := &cobra.Command{Use: "x"}
+	cmd.Flags().BoolP("all", "a", false, "")
+	cmd.Flags().BoolP("brief", "b", false, "")
+	cmd.Flags().StringP("output", "o", "", "")
+	cmd.Flags().String("name", "", "")
+	for _, c := range []struct {
+		args []string
+		want string // the error, or "" for none
+	}{
+		{[]string{"-a", "-b", "-o", "f"}, ""},
+		{[]string{"-ab", "-ofile"}, ""},
+		{[]string{"-abo", "-all"}, ""},      // -all is -o's value
+		{[]string{"-o", "-name", "in"}, ""}, // -name is -o's value
+		{[]string{"--name", "-all"}, ""},    // and --name's
+		{[]string{"--name=v", "-all"}, "-all: long flags take two dashes: --all"},
+		{[]string{"--all", "-brief"}, "-brief: long flags take two dashes: --brief"},
+		{[]string{"-ab", "-output=f"}, "-output=f: long flags take two dashes: --output"},
+		{[]string{"-o=f", "-name"}, "-name: long flags take two dashes: --name"},
+		{[]string{"--", "-name"}, ""},
+		{[]string{"-", "-zz"}, ""}, // not flags of the command: pflag's to report
+	} {
+		err := singleDashLongFlag(cmd, c.args)
+		if got := fmt.Sprint(err); (err == nil) != (c.want == "") || err != nil && got != c.want {
+			t.Errorf("%q: %v, want %q", c.args, err, c.want)
 		}
 	}
 }

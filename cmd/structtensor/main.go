@@ -18,11 +18,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // commandBuilders make the top-level commands. Each command lives in its
@@ -62,26 +62,72 @@ FILE of "-" (or none) is standard input.`,
 		root.AddCommand(commandBuilders[n]())
 	}
 	// Flag errors name the command; the usage is one "--help" away.
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return fmt.Errorf("%w (see %s --help)", singleDashHint(cmd, err), cmd.CommandPath())
-	})
+	root.SetFlagErrorFunc(flagError)
 	return root
 }
 
-// unknownShorthand matches pflag's error for a single-dash word whose
-// first letter is no shorthand: "unknown shorthand flag: 'm' in -message".
-var unknownShorthand = regexp.MustCompile(`^unknown shorthand flag: '(.)' in -([^=\s]+)`)
+// flagError is how a flag error reads: it names the command and points
+// to its usage.
+func flagError(cmd *cobra.Command, err error) error {
+	return fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())
+}
 
-// singleDashHint rewrites pflag's error for a long flag of cmd written
-// with one dash (Go's flag package, which the CLI once used, took both),
-// so that it names the flag: "-message" reads as the shorthand cluster
-// -m -e -s..., whose first letter is unknown.
-func singleDashHint(cmd *cobra.Command, err error) error {
-	m := unknownShorthand.FindStringSubmatch(err.Error())
-	if m == nil || len(m[2]) < 2 || cmd.Flags().Lookup(m[2]) == nil {
-		return err
+// singleDashLongFlag refuses a long flag of cmd written with one dash,
+// as Go's flag package (which the CLI once used) took it. pflag reads
+// such a word as a cluster of shorthands: "-message" fails on its first
+// letter, which is no shorthand, but "-output" silently means
+// "-o utput". So args (the command line after the command's name) are
+// walked as pflag walks them, and a single-dash word whose name, up to
+// an "=", is one of cmd's long flags is an error naming the flag. Values
+// (the word after a flag that takes one) and everything after "--" are
+// not flags, and clusters of real shorthands ("-o FILE", "-oFILE", bool
+// shorthands grouped as "-ab") are left to pflag.
+func singleDashLongFlag(cmd *cobra.Command, args []string) error {
+	lookup := func(name string) *pflag.Flag {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			return f
+		}
+		return cmd.InheritedFlags().Lookup(name)
 	}
-	return fmt.Errorf("unknown shorthand flag '%s' in -%s: long flags take two dashes: --%s", m[1], m[2], m[2])
+	shorthand := func(c byte) *pflag.Flag {
+		if f := cmd.Flags().ShorthandLookup(string(c)); f != nil {
+			return f
+		}
+		return cmd.InheritedFlags().ShorthandLookup(string(c))
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return nil
+		case strings.HasPrefix(a, "--"):
+			// --name=value holds its value; --name takes the next word
+			// unless it needs none (a bool).
+			name, _, hasValue := strings.Cut(a[2:], "=")
+			if f := lookup(name); f != nil && !hasValue && f.NoOptDefVal == "" {
+				i++
+			}
+		case len(a) > 1 && a[0] == '-':
+			if name, _, _ := strings.Cut(a[1:], "="); len(name) > 1 && lookup(name) != nil {
+				return fmt.Errorf("%s: long flags take two dashes: --%s", a, name)
+			}
+			// A cluster: shorthands up to the first that takes a value,
+			// which is the rest of the word or else the next word.
+			for j := 1; j < len(a); j++ {
+				f := shorthand(a[j])
+				if f == nil {
+					break // pflag reports it
+				}
+				if f.NoOptDefVal == "" {
+					if j == len(a)-1 {
+						i++
+					}
+					break
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func main() {
@@ -103,7 +149,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		root.Help()
 		return 2
 	}
-	cmd, err := root.ExecuteC()
+	// Before cobra parses the flags, a long flag written with one dash is
+	// refused (pflag would misread it); shell completion requests
+	// (__complete) carry partial words and are cobra's to read.
+	var cmd *cobra.Command
+	var err error
+	if args[0] != cobra.ShellCompRequestCmd && args[0] != cobra.ShellCompNoDescRequestCmd {
+		root.InitDefaultHelpCmd()
+		root.InitDefaultCompletionCmd()
+		if found, rest, ferr := root.Find(args); ferr == nil && !found.DisableFlagParsing {
+			found.InitDefaultHelpFlag()
+			if err = singleDashLongFlag(found, rest); err != nil {
+				cmd, err = found, flagError(found, err)
+			}
+		}
+	}
+	if err == nil {
+		cmd, err = root.ExecuteC()
+	}
 	switch {
 	case err == nil:
 		return 0
