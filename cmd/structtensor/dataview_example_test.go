@@ -2,15 +2,12 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	tfexample "github.com/wamuir/graft/tensorflow/core/example/example_protos_go_proto"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/structtensor/structtensor-go/tfrecord"
 )
 
 // TestDataViewExportExampleSpec exports DataViews of tf.Example records
@@ -20,39 +17,18 @@ import (
 // message.
 func TestDataViewExportExampleSpec(t *testing.T) {
 	dir := t.TempDir()
-	spec := filepath.Join(dir, "spec.json")
-	if err := os.WriteFile(spec, []byte(`{"features": {
-		"age":   {"kind": "fixed_len", "dtype": "int64", "default": -1},
-		"terms": {"kind": "var_len", "dtype": "string", "key": "query/terms"}}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	schema := filepath.Join(dir, "schema.pbtxt")
-	if err := os.WriteFile(schema, []byte(`feature { name: "age" type: INT shape { dim { size: 1 } } presence { min_fraction: 1 } }
+	spec := writeFile(t, dir, "spec.json", ageTermsSpec)
+	schema := writeFile(t, dir, "schema.pbtxt", `feature { name: "age" type: INT shape { dim { size: 1 } } presence { min_fraction: 1 } }
 feature { name: "query/terms" type: BYTES }
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	recs := filepath.Join(dir, "examples.tfrecord")
-	var in bytes.Buffer
-	w := tfrecord.NewWriter(&in)
+`)
+	var exs []proto.Message
 	for i := range 5 {
-		b, err := proto.Marshal(&tfexample.Example{Features: &tfexample.Features{Feature: map[string]*tfexample.Feature{
-			"age":         {Kind: &tfexample.Feature_Int64List{Int64List: &tfexample.Int64List{Value: []int64{int64(40 + i)}}}},
-			"query/terms": {Kind: &tfexample.Feature_BytesList{BytesList: &tfexample.BytesList{Value: [][]byte{[]byte("tea"), []byte(strings.Repeat("x", i))}[:i%3]}}},
-		}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(b); err != nil {
-			t.Fatal(err)
-		}
+		exs = append(exs, features(map[string]*tfexample.Feature{
+			"age":         int64Feature(int64(40 + i)),
+			"query/terms": bytesFeature([]string{"tea", strings.Repeat("x", i)}[:i%3]...),
+		}))
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(recs, in.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	recs := writeFile(t, dir, "examples.tfrecord", string(exampleRecords(t, exs...)))
 	for _, flags := range [][]string{{"--example-spec", spec}, {"--schema", schema}} {
 		dv := filepath.Join(t.TempDir(), "dv")
 		var out, errOut bytes.Buffer

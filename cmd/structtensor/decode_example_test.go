@@ -13,35 +13,27 @@ import (
 	"github.com/structtensor/structtensor-go/tfrecord"
 )
 
+// ageTermsSpec is the feature spec of the tf.Example command tests:
+// "age", fixed_len with a default, and "terms", var_len, read from the
+// feature "query/terms".
+const ageTermsSpec = `{"features": {
+	"age":   {"kind": "fixed_len", "dtype": "int64", "default": -1},
+	"terms": {"kind": "var_len", "dtype": "string", "key": "query/terms"}}}`
+
+// writeFile writes content to the file name in dir and returns its path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func TestDecodeCommandExampleSpec(t *testing.T) {
 	dir := t.TempDir()
-	spec := filepath.Join(dir, "spec.json")
-	if err := os.WriteFile(spec, []byte(`{"features": {
-		"age":   {"kind": "fixed_len", "dtype": "int64", "default": -1},
-		"terms": {"kind": "var_len", "dtype": "string", "key": "query/terms"}}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var in bytes.Buffer
-	w := tfrecord.NewWriter(&in)
-	for _, ex := range []*tfexample.Example{
-		{Features: &tfexample.Features{Feature: map[string]*tfexample.Feature{
-			"age":         {Kind: &tfexample.Feature_Int64List{Int64List: &tfexample.Int64List{Value: []int64{42}}}},
-			"query/terms": {Kind: &tfexample.Feature_BytesList{BytesList: &tfexample.BytesList{Value: [][]byte{[]byte("tea")}}}},
-		}}},
-		{},
-	} {
-		b, err := proto.Marshal(ex)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	records := in.Bytes()
+	spec := writeFile(t, dir, "spec.json", ageTermsSpec)
+	records := exampleRecords(t, features(map[string]*tfexample.Feature{"age": int64Feature(42), "query/terms": bytesFeature("tea")}), &tfexample.Example{})
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -58,10 +50,7 @@ func TestDecodeCommandExampleSpec(t *testing.T) {
 			t.Errorf("%v: got %s, want %s", tt.args, got, tt.want)
 		}
 	}
-	schema := filepath.Join(dir, "schema.pbtxt")
-	if err := os.WriteFile(schema, []byte(`feature { name: "query/terms" type: BYTES value_count { min: 1 } }`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	schema := writeFile(t, dir, "schema.pbtxt", `feature { name: "query/terms" type: BYTES value_count { min: 1 } }`)
 	var sout, serr bytes.Buffer
 	if code := run([]string{"decode", "--schema", schema, "--to", "jsonl", "-"}, bytes.NewReader(records), &sout, &serr); code != 0 {
 		t.Fatalf("--schema: exit %d: %s", code, serr.String())
@@ -71,7 +60,7 @@ func TestDecodeCommandExampleSpec(t *testing.T) {
 	}
 	// A bad record is named by its place in the stream.
 	var bad bytes.Buffer
-	w = tfrecord.NewWriter(&bad)
+	w := tfrecord.NewWriter(&bad)
 	w.Write(nil)
 	w.Write([]byte{0x0a, 0x05})
 	w.Close()
@@ -185,17 +174,13 @@ func TestDecodeCommandInferSchema(t *testing.T) {
 // --schema-environment keeps the features of one environment, by the
 // schema's default_environment and in/not_in_environment.
 func TestDecodeCommandSchemaEnvironment(t *testing.T) {
-	dir := t.TempDir()
-	schema := filepath.Join(dir, "schema.pbtxt")
-	if err := os.WriteFile(schema, []byte(`
+	schema := writeFile(t, t.TempDir(), "schema.pbtxt", `
 default_environment: "TRAINING"
 default_environment: "SERVING"
 feature { name: "x" type: INT }
 feature { name: "label" type: INT not_in_environment: "SERVING" }
 feature { name: "debug" type: BYTES in_environment: "DEBUG" }
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	records := exampleRecords(t, features(map[string]*tfexample.Feature{
 		"x": int64Feature(1), "label": int64Feature(0), "debug": bytesFeature("d"),
 	}))
