@@ -39,10 +39,11 @@ func TestDecodeOpTensorsOutliveSession(t *testing.T) {
 		t.Run(name[strings.LastIndex(name, ".")+1:], func(t *testing.T) {
 			md, plan := messagePlan(t, name)
 			before := cops.LoanedBlocks()
-			// One engine thread: on several, a share of a small batch's
-			// buffer that its records outgrow sends every output to the
-			// copy-out path, and this test is about the lent blocks.
-			sess, in, sym := decodeGraph(t, plan, cops.Options{Threads: 1})
+			// Three engine threads: each writes its share of every lent
+			// block, closed up in place by the engine (a share a thread's
+			// records outgrow is copied back in), so the blocks are the
+			// outputs on several threads as on one.
+			sess, in, sym := decodeGraph(t, plan, cops.Options{Threads: 3})
 			var fetched []*tfbridge.Tensor
 			var want *structtensor.StructTensor
 			inPlace0, _ := cops.OutputCounts()
@@ -90,7 +91,7 @@ func TestDecodeOpTensorsOutliveSession(t *testing.T) {
 func TestDecodeOpStringsCopiedByTF(t *testing.T) {
 	md, plan := messagePlan(t, "structtensor.testdata.recipe.Recipe")
 	before := cops.LoanedBlocks()
-	sess, in, sym := decodeGraph(t, plan, cops.Options{Threads: 1}) // as in TestDecodeOpTensorsOutliveSession
+	sess, in, sym := decodeGraph(t, plan, cops.Options{Threads: 3}) // as in TestDecodeOpTensorsOutliveSession
 	g := sess.Graph()
 	var values tfbridge.Output
 	found := false

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/structtensor/structtensor-go/internal/testhook"
+	"github.com/structtensor/structtensor-go/native"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -121,6 +122,75 @@ func TestDecodeLendsBuffers(t *testing.T) {
 	checkLending(t, plan, recipe, "dense after sparse", dense)
 	checkLending(t, plan, recipe, "sparse after dense", sparse)
 	checkLending(t, plan, recipe, "mixed", append(append([][]byte(nil), sparse...), dense...))
+}
+
+// TestDecodeLendsOnManyThreads decodes, on many threads, a batch whose
+// values crowd into its first records (dense recipes, then a few records
+// of one long title each): the shares of the lent buffers that go by
+// input bytes are far too small for the first threads' outputs and far
+// too large for the others'. Sized from the same batch decoded before,
+// every output fits its buffer as a whole, so every output must still be
+// handed out in place, the outgrown shares copied back in by the engine
+// (no output copied out), and equal the reference's.
+func TestDecodeLendsOnManyThreads(t *testing.T) {
+	testhook.PoisonLentBuffers.Store(true)
+	defer testhook.PoisonLentBuffers.Store(false)
+	d := testDescriptors(t)
+	const recipe = "structtensor.testdata.recipe.Recipe"
+	md, err := d.Message(recipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &benchBuilder{t: t, d: d}
+	records := append([][]byte(nil), benchDatasets(t, 256)[1].records...)
+	for range 8 {
+		m := b.msg(recipe)
+		set(m, "title", strings.Repeat("x", 40<<10))
+		rec, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		records = append(records, rec)
+	}
+	want := refRecords(t, md, records)
+	data, offsets := contiguous(records)
+	for _, threads := range []int{2, 3, 8, 16} {
+		for _, way := range []string{"Decode", "DecodeContiguous"} {
+			plan, err := Compile(d, recipe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodeBatch := func() *structtensor.StructTensor {
+				t.Helper()
+				var st *structtensor.StructTensor
+				if way == "Decode" {
+					st, err = plan.Decode(records, DecodeOptions{Threads: threads})
+				} else {
+					st, err = plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
+				}
+				if err != nil {
+					t.Fatalf("%s on %d threads: %v", way, threads, err)
+				}
+				return st
+			}
+			decodeBatch() // sizes the next decode's buffers
+			outgrown, inPlace, copied := native.LentOutgrown(), testhook.LentInPlace.Load(), testhook.LentCopied.Load()
+			st := decodeBatch()
+			name := fmt.Sprintf("%s on %d threads", way, threads)
+			if ok, why := sameValue(want, structtensor.ToValue(st)); !ok {
+				t.Errorf("%s: differs from the reference: %s", name, why)
+			}
+			if native.LentOutgrown() == outgrown {
+				t.Errorf("%s: no thread outgrew its share of a lent buffer: the test does not exercise closing up outgrown shares", name)
+			}
+			if n := testhook.LentCopied.Load() - copied; n != 0 {
+				t.Errorf("%s: %d outputs copied out, want none (every output fits its lent buffer)", name, n)
+			}
+			if testhook.LentInPlace.Load() == inPlace {
+				t.Errorf("%s: no output handed out in place", name)
+			}
+		}
+	}
 }
 
 // TestRecycle decodes a batch into the memory of a recycled output (still

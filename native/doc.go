@@ -81,10 +81,15 @@
 // from a decode of its first sixteenth. A decode on several threads cuts
 // the batch into one chunk per thread, gives each the share of every
 // buffer that its share of the bytes suggests (value stretches 8-byte
-// aligned) and closes the stretches up afterwards (a memmove per column
-// and thread, string offsets and row splits shifted as they move). A
-// guess that is too small costs the buffer and the usual copy: an output
-// that outgrows its buffer or share moves to engine memory and everything
+// aligned, each output with room for its shares' spread: three square
+// roots of its size per share) and closes each output's stretches up
+// afterwards, the outputs shared out among the threads (a memmove per
+// output and thread, string offsets and row splits shifted as they
+// move). A share that its chunk outgrows moves to engine memory and is
+// copied back in once the stretches after it have moved, whenever the
+// output as a whole fits its buffer: one thread's bad guess costs that
+// share's copies, not the batch's lent buffers. A guess that is too small
+// for the whole output costs that output's buffer and the usual copy: it
 // is copied out as before (st_result_column_in_place tells what is in
 // place), so the output never depends on the guess. Packed runs, which
 // reserve one value per byte, count their values instead when that

@@ -9,6 +9,7 @@
 //	g++ -std=c++17 -O2 -shared -fPIC -pthread native/*.cc -o libstructtensor_native.so
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <condition_variable>
 #include <cstdarg>
@@ -87,54 +88,180 @@ std::unique_ptr<Decoder> get_decoder(const st_plan* plan) {
   return std::unique_ptr<Decoder>(new Decoder(plan));
 }
 
-// compact closes up the stretches of the caller's buffers that the chunks
-// of a multi-threaded decode wrote, shifting string offsets and row
-// splits, and leaves one chunk, so that the outputs read as in place. It
-// does nothing when any output of any chunk moved to engine memory (the
-// outputs are then copied out as usual).
-void compact(st_result& res) {
-  for (auto& ch : res.chunks) {
-    if (!ch->all_external()) return;
+// ---------------------------------------------------------------------
+// Closing up the stretches of a multi-threaded decode into lent buffers.
+//
+// Each chunk of a batch decoded on several threads into the caller's
+// buffers writes its own stretch of each buffer (Decoder::attach_part),
+// sized by its share of the input bytes. Afterwards each output is closed
+// up on its own (assemble_output): the chunks' pieces are moved together
+// to the start of the buffer, string offsets and row splits rebased. A
+// piece that outgrew its stretch went to engine memory (Buf::grow); it is
+// copied back in, after the pieces it may overlap have moved, whenever
+// the output as a whole fits the buffer, so one chunk's bad guess costs
+// that piece's copies and nothing else. An output that does not fit stays
+// in pieces and is copied out, alone.
+
+// Piece is one chunk's part of one output: the Buf, and whether its
+// elements are cumulative int64s (string offsets, row splits), whose
+// leading 0 a later chunk drops and whose values it rebases.
+struct Piece {
+  Buf* buf;
+  size_t src = 0;     // first byte of the buffer kept
+  size_t bytes = 0;   // bytes kept
+  size_t dst = 0;     // byte offset in the closed-up output
+  int64_t base = 0;   // added to each element (cumulative outputs)
+};
+
+// move_piece writes piece at dst (inside the lent buffer at `to`),
+// rebasing cumulative elements. Overlapping moves go in the right
+// direction: memmove for raw bytes, and for rebased int64s backwards
+// when moving up.
+void move_piece(const Piece& pc, uint8_t* to, bool cumulative) {
+  const uint8_t* from = pc.buf->p + pc.src;
+  uint8_t* dst = to + pc.dst;
+  if (pc.bytes == 0 || (from == dst && pc.base == 0)) return;
+  if (!cumulative || pc.base == 0) {
+    memmove(dst, from, pc.bytes);
+    return;
   }
-  Decoder& d = *res.chunks[0];
-  for (size_t k = 1; k < res.chunks.size(); k++) {
-    Decoder& s = *res.chunks[k];
-    for (size_t c = 0; c < d.cols.size(); c++) {
-      Column& dc = d.cols[c];
-      Column& sc = s.cols[c];
-      int64_t base = int64_t(dc.vals.len);
-      // The source stretch lies after the destination's end: a forward
-      // move (memmove, and the offsets loop) never overwrites unread data.
-      if (sc.vals.len) memmove(dc.vals.p + dc.vals.len, sc.vals.p, sc.vals.len);
-      dc.vals.cap = size_t(sc.vals.p - dc.vals.p) + sc.vals.cap;
-      dc.vals.len += sc.vals.len;
-      if (dc.dtype == ST_STRING) {
-        size_t m = sc.offs.len / 8;
-        dc.offs.cap = size_t(sc.offs.p - dc.offs.p) + sc.offs.cap;
-        for (size_t i = 1; i < m; i++) {
-          int64_t v = base + sc.offs.i64(i);
-          memcpy(dc.offs.p + dc.offs.len, &v, 8);
-          dc.offs.len += 8;
-        }
-      }
-      dc.n += sc.n;
-    }
-    for (size_t p = 0; p < d.parts.size(); p++) {
-      Buf& db = d.parts[p];
-      Buf& sb = s.parts[p];
-      int64_t base = db.last_i64();
-      size_t m = sb.len / 8;
-      db.cap = size_t(sb.p - db.p) + sb.cap;
-      for (size_t i = 1; i < m; i++) {
-        int64_t v = base + sb.i64(i);
-        memcpy(db.p + db.len, &v, 8);
-        db.len += 8;
-      }
-    }
+  const size_t m = pc.bytes / 8;
+  auto at = [&](size_t i) {
+    int64_t v;
+    memcpy(&v, from + i * 8, 8);
+    v += pc.base;
+    memcpy(dst + i * 8, &v, 8);
+  };
+  if (dst <= from) {
+    for (size_t i = 0; i < m; i++) at(i);
+  } else {
+    for (size_t i = m; i-- > 0;) at(i);
   }
-  res.chunks.resize(1);
 }
 
+// Assembly is one output's pieces (one per chunk, in order) and where
+// each goes in the lent buffer.
+struct Assembly {
+  std::vector<Piece> pcs;
+  bool cumulative = false;
+  uint8_t* lent = nullptr;
+  size_t lent_bytes = 0;
+  size_t total = 0;
+
+  // plan places the pieces bufs (nbufs of them) one after another and
+  // tells whether they fit the lent buffer lent of lent_bytes (nullptr:
+  // nothing lent, they do not).
+  bool plan(Buf* const* bufs, size_t nbufs, bool cum, uint8_t* to, size_t to_bytes) {
+    cumulative = cum;
+    lent = to;
+    lent_bytes = to_bytes;
+    if (!lent) return false;
+    pcs.assign(nbufs, Piece{});
+    total = 0;
+    int64_t base = 0;
+    for (size_t k = 0; k < nbufs; k++) {
+      Piece& pc = pcs[k];
+      pc.buf = bufs[k];
+      pc.src = cumulative && k > 0 ? 8 : 0;
+      pc.bytes = pc.buf->len - std::min(pc.buf->len, pc.src);
+      pc.dst = total;
+      pc.base = base;
+      total += pc.bytes;
+      if (cumulative && pc.buf->len >= 8) base += pc.buf->last_i64();
+    }
+    return total <= lent_bytes;
+  }
+
+  // apply moves the planned pieces together: those still in their
+  // stretch that move up first, last first, then those that move down
+  // (or stay), first first, then the ones in engine memory. No move
+  // overwrites a piece not yet moved: each stretch lies after the ones
+  // before it, and a piece in its stretch is no longer than the stretch.
+  // The first piece's Buf then holds the whole output in the lent
+  // buffer; the others are emptied (a cumulative one keeps its leading
+  // 0, in engine memory: its stretch now holds the output).
+  void apply() {
+    auto moves_up = [&](const Piece& pc) { return pc.buf->external && pc.buf->p + pc.src < lent + pc.dst; };
+    for (size_t k = pcs.size(); k-- > 0;) {
+      if (moves_up(pcs[k])) move_piece(pcs[k], lent, cumulative);
+    }
+    for (auto& pc : pcs) {
+      if (pc.buf->external && !moves_up(pc)) move_piece(pc, lent, cumulative);
+    }
+    for (auto& pc : pcs) {
+      if (!pc.buf->external) move_piece(pc, lent, cumulative);
+    }
+    pcs[0].buf->attach(lent, lent_bytes);
+    pcs[0].buf->len = total;
+    for (size_t k = 1; k < pcs.size(); k++) {
+      pcs[k].buf->release();
+      if (cumulative) pcs[k].buf->push<int64_t>(0);
+    }
+  }
+};
+
+// assemble closes up every output of a multi-threaded decode into out's
+// buffers (assemble_output), the outputs shared out among up to threads
+// workers. When every output is whole, one chunk is left.
+void assemble(st_result& res, const st_output& out, int threads) {
+  const size_t nchunks = res.chunks.size();
+  const size_t ncols = res.chunks[0]->cols.size(), nparts = res.chunks[0]->parts.size();
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> whole{0};
+  std::atomic<bool> oom{false};
+  auto work = [&] {
+    try {
+      std::vector<Buf*> bufs(nchunks);
+      Assembly vals, offs;
+      for (;;) {
+        const size_t j = next.fetch_add(1);
+        if (j >= ncols + nparts) return;
+        if (j >= ncols) {
+          const size_t p = j - ncols;
+          for (size_t k = 0; k < nchunks; k++) bufs[k] = &res.chunks[k]->parts[p];
+          int64_t* to = out.partition_splits ? out.partition_splits[p] : nullptr;
+          if (vals.plan(bufs.data(), nchunks, true, reinterpret_cast<uint8_t*>(to), to ? out.partition_len[p] * 8 : 0)) {
+            vals.apply();
+            whole++;
+          }
+          continue;
+        }
+        const size_t c = j;
+        Column& c0 = res.chunks[0]->cols[c];
+        for (size_t k = 0; k < nchunks; k++) bufs[k] = &res.chunks[k]->cols[c].vals;
+        void* to = out.column_data ? out.column_data[c] : nullptr;
+        if (!vals.plan(bufs.data(), nchunks, false, static_cast<uint8_t*>(to), to ? out.column_bytes[c] : 0)) continue;
+        // A string column is closed up when both its bytes and its
+        // offsets fit, or else neither is.
+        if (c0.dtype == ST_STRING) {
+          for (size_t k = 0; k < nchunks; k++) bufs[k] = &res.chunks[k]->cols[c].offs;
+          int64_t* o = out.string_offsets ? out.string_offsets[c] : nullptr;
+          if (!offs.plan(bufs.data(), nchunks, true, reinterpret_cast<uint8_t*>(o), o ? out.string_offsets_len[c] * 8 : 0)) continue;
+          offs.apply();
+        }
+        vals.apply();
+        int64_t n = 0;
+        for (size_t k = 0; k < nchunks; k++) {
+          n += res.chunks[k]->cols[c].n;
+          if (k > 0) res.chunks[k]->cols[c].n = 0;
+        }
+        c0.n = n;
+        whole++;
+      }
+    } catch (...) {
+      oom = true;
+      next = ncols + nparts;
+    }
+  };
+  const int64_t helpers = std::min<int64_t>(threads, int64_t(ncols + nparts)) - 1;
+  if (helpers <= 0) {
+    work();
+  } else {
+    Workers::get().run(helpers, work);
+  }
+  if (oom) throw std::bad_alloc();
+  if (whole == ncols + nparts) res.chunks.resize(1);
+}
 
 // remember_sizes makes a result's sizes the plan's last_sizes, from which
 // st_plan_lend_sizes sizes the next batch; out of memory, it keeps the
@@ -163,7 +290,7 @@ void remember_sizes(const st_plan* plan, const st_result* r, int64_t in_bytes, i
 // whose first first_with(b) records hold at least b bytes (their bytes:
 // bytes_of(k)), and sample(k, out) decodes the first k into out.
 template <class FirstWith, class BytesOf, class Sample>
-int32_t lend_sizes(const st_plan* plan, int64_t n, int64_t in_bytes, const FirstWith& first_with,
+int32_t lend_sizes(const st_plan* plan, int64_t n, int64_t in_bytes, int32_t threads, const FirstWith& first_with,
                    const BytesOf& bytes_of, const Sample& sample, const st_lend_sizes* sizes) {
   if (in_bytes < kLendMinBytes || n <= 0) return 0;
   std::shared_ptr<const BatchSizes> last;
@@ -186,18 +313,18 @@ int32_t lend_sizes(const st_plan* plan, int64_t n, int64_t in_bytes, const First
     last = plan->last_sizes;
   }
   if (!last) return 0;
-  fill_lend_sizes(plan->col_dtype, *last, in_bytes, n, *sizes);
+  fill_lend_sizes(plan->col_dtype, *last, in_bytes, n, lend_chunks(threads, n), *sizes);
   return 1;
 }
 
 // lend_sizes_logged is lend_sizes, logged for st_test_lend_log.
 template <class... Args>
-int32_t lend_sizes_logged(const st_plan* plan, int64_t n, int64_t in_bytes, const st_lend_sizes* sizes,
-                          const Args&... args) {
+int32_t lend_sizes_logged(const st_plan* plan, int64_t n, int64_t in_bytes, const st_options* opts,
+                          const st_lend_sizes* sizes, const Args&... args) {
   if (!plan || !sizes || !sizes->column_bytes || !sizes->string_offsets_len || !sizes->partition_len) return 0;
   int32_t lend = 0;
   try {
-    lend = lend_sizes(plan, n, in_bytes, args..., sizes);
+    lend = lend_sizes(plan, n, in_bytes, opts ? opts->threads : 1, args..., sizes);
   } catch (...) {
     lend = 0;
   }
@@ -226,8 +353,8 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     constexpr int64_t kChunkBytes = int64_t(1) << 20;
     int64_t total = sizes_prefix[n];
     // With the caller's buffers, one chunk per thread, each writing its
-    // share of the buffers (by bytes), closed up afterwards (compact).
-    int64_t nchunks = out ? std::max<int64_t>(1, std::min<int64_t>(n, threads))
+    // share of the buffers (by bytes), closed up afterwards (assemble).
+    int64_t nchunks = out ? lend_chunks(threads, n)
                           : std::max<int64_t>(1, std::min<int64_t>(n, (total + kChunkBytes - 1) / kChunkBytes));
     std::vector<int64_t> bounds(static_cast<size_t>(nchunks + 1));
     bounds[0] = 0;
@@ -288,7 +415,7 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
         return nullptr;
       }
     }
-    if (out && res->chunks.size() > 1) compact(*res);
+    if (out && res->chunks.size() > 1) assemble(*res, *out, threads);
     if (total >= kLendMinBytes) remember_sizes(plan, res.get(), total, n);
     return res.release();
   } catch (const std::bad_alloc&) {
@@ -473,7 +600,7 @@ int32_t st_plan_lend_sizes(const st_plan* plan, const uint8_t* const* ptrs, cons
     return n;
   };
   auto sample = [&](int64_t k, const st_output* out) { return st_decode_into(plan, ptrs, lens, k, opts, out, nullptr); };
-  return lend_sizes_logged(plan, n, in_bytes, sizes, first_with, bytes_of, sample);
+  return lend_sizes_logged(plan, n, in_bytes, opts, sizes, first_with, bytes_of, sample);
 }
 
 int32_t st_plan_lend_sizes_contiguous(const st_plan* plan, const uint8_t* data, size_t data_len,
@@ -491,7 +618,7 @@ int32_t st_plan_lend_sizes_contiguous(const st_plan* plan, const uint8_t* data, 
   auto sample = [&](int64_t k, const st_output* out) {
     return st_decode_contiguous_into(plan, data, data_len, offsets, k, opts, out, nullptr);
   };
-  return lend_sizes_logged(plan, n, bytes_of(n), sizes, first_with, bytes_of, sample);
+  return lend_sizes_logged(plan, n, bytes_of(n), opts, sizes, first_with, bytes_of, sample);
 }
 
 void st_test_lend_log(int32_t on) {
@@ -506,6 +633,8 @@ int64_t st_test_lend_log_read(int64_t* dst, int64_t cap) {
   if (dst) std::copy(lend_log.begin(), lend_log.begin() + std::min(n, std::max<int64_t>(cap, 0)), dst);
   return n;
 }
+
+int64_t st_test_lent_outgrown(void) { return lent_outgrown.load(std::memory_order_relaxed); }
 
 void st_result_free(st_result* r) { delete r; }
 
@@ -532,14 +661,20 @@ int64_t st_result_num_records(const st_result* r) { return r ? r->nrecords : -1;
 
 int32_t st_result_column_in_place(const st_result* r, int64_t c) {
   if (!col_ok(r, c)) return -1;
-  if (r->chunks.size() != 1) return 0;
+  // In place: whole in the first chunk's buffers, which are the lent ones
+  // (assemble leaves the other chunks' pieces empty).
+  for (size_t k = 1; k < r->chunks.size(); k++) {
+    if (r->chunks[k]->cols[size_t(c)].n != 0) return 0;
+  }
   const Column& col = r->chunks[0]->cols[size_t(c)];
   return col.vals.external && (col.dtype != ST_STRING || col.offs.external) ? 1 : 0;
 }
 
 int32_t st_result_partition_in_place(const st_result* r, int64_t p) {
   if (!part_ok(r, p)) return -1;
-  if (r->chunks.size() != 1) return 0;
+  for (size_t k = 1; k < r->chunks.size(); k++) {
+    if (r->chunks[k]->parts[size_t(p)].len > 8) return 0;
+  }
   return r->chunks[0]->parts[size_t(p)].external ? 1 : 0;
 }
 

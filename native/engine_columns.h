@@ -19,6 +19,10 @@ namespace {
 // write into a caller's buffer (st_decode_contiguous_into): such a buffer
 // is never freed or reallocated here; outgrowing it moves the data to
 // memory of the engine's own.
+// lent_outgrown counts the lent buffers (or threads' stretches of them)
+// that outputs outgrew, moving to engine memory (st_test_lent_outgrown).
+std::atomic<int64_t> lent_outgrown{0};
+
 struct Buf {
   uint8_t* p = nullptr;
   size_t len = 0;
@@ -55,6 +59,7 @@ struct Buf {
     size_t nc = cap ? cap : 64;
     while (nc < need) nc *= 2;
     if (external) {
+      lent_outgrown.fetch_add(1, std::memory_order_relaxed);
       void* q = malloc(nc);
       if (!q) throw std::bad_alloc();
       if (len) memcpy(q, p, len);

@@ -20,6 +20,14 @@
 //     that lives as long as the output (the slack is sliced off, not
 //     freed). So the guess is the last batch's size, scaled, plus a
 //     little: 1/32 and 16 elements.
+//   - A batch decoded on T threads (T chunks) splits every buffer into T
+//     shares by input bytes; a share its chunk outgrows is copied back
+//     in afterwards when the whole output fits (engine.cc, assemble), at
+//     the cost of that share's copies. A share's count strays from its
+//     byte fraction by about its square root, so each output gets three
+//     of those more: 3 * sqrt(size * T) elements in all, which is little
+//     beside 1/32 for large outputs and keeps the small ones' shares
+//     from overflowing.
 //   - The guess scales the plan's last batch of at least
 //     ST_LEND_MIN_BYTES by the larger of the ratios of input bytes and of
 //     records: most outputs grow with the bytes, some (row splits,
@@ -62,13 +70,14 @@ int64_t sample_bytes(int64_t in_bytes) { return std::max(in_bytes / 16, kLendMin
 // in_bytes bytes in n records, scaled from last (see the top of the file),
 // in the units of st_output's capacities.
 void fill_lend_sizes(const std::vector<uint8_t>& dtypes, const BatchSizes& last, int64_t in_bytes, int64_t n,
-                     const st_lend_sizes& out) {
+                     int64_t chunks, const st_lend_sizes& out) {
   double ratio = double(in_bytes) / double(std::max<int64_t>(last.in_bytes, 1));
   ratio = std::max(ratio, double(n) / double(std::max<int64_t>(last.records, 1)));
   const int64_t limit = in_bytes + n + 1;
   auto scale = [&](int64_t prev, int64_t bound) {
     const double s = double(prev) * ratio;
-    return std::min(int64_t(s + s / 32) + 16, bound);
+    const double shares = chunks > 1 ? 3 * std::sqrt(s * double(chunks)) : 0;
+    return std::min(int64_t(s + s / 32 + shares) + 16, bound);
   };
   for (size_t c = 0; c < dtypes.size(); c++) {
     if (dtypes[c] == ST_STRING) {
@@ -82,6 +91,14 @@ void fill_lend_sizes(const std::vector<uint8_t>& dtypes, const BatchSizes& last,
   for (size_t p = 0; p < last.part_len.size(); p++) {
     out.partition_len[p] = size_t(std::max<int64_t>(scale(last.part_len[p], limit), 1));
   }
+}
+
+// lend_chunks is the number of chunks (each with its share of every lent
+// buffer) that decode_batch cuts a batch of n records into on threads
+// threads (0: default_threads()).
+int64_t lend_chunks(int32_t threads, int64_t n) {
+  if (threads <= 0) threads = default_threads();
+  return std::max<int64_t>(1, std::min<int64_t>(n, threads));
 }
 
 // The test log of st_test_lend_log: every st_plan_lend_sizes* result while on.

@@ -74,7 +74,7 @@ struct Decoder {
   // attach_part makes the share [lo, hi) (fractions) of each of the
   // caller's buffers the storage of the outputs that have one, then
   // empties the outputs: the parts of a batch decoded on several threads
-  // each write their own stretch, closed up by compact afterwards. Value
+  // each write their own stretch, closed up by assemble afterwards. Value
   // stretches start 8-byte aligned.
   void attach_part(const st_output& out, double lo, double hi) {
     external = true;

@@ -15,6 +15,8 @@ import (
 	"runtime"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/structtensor/structtensor-go/internal/testhook"
 )
 
 // Error codes returned by the engine (ST_ERR_* in the C header).
@@ -607,9 +609,11 @@ func (r *Result) Column(c int, dtype uint8) (any, error) {
 	defer runtime.KeepAlive(r)
 	if r.lent != nil && r.lent.keep && C.st_result_column_in_place(r.r, C.int64_t(c)) == 1 {
 		if v := shrink(r.lent.cols[c], n); v != nil {
+			testhook.LentInPlace.Add(1)
 			return v, nil
 		}
 	}
+	r.countCopied()
 	var out any
 	var ptr unsafe.Pointer
 	switch dtype {
@@ -680,9 +684,11 @@ func (r *Result) Strings(c int) (data []byte, offsets []int64, err error) {
 	defer runtime.KeepAlive(r)
 	if r.lent != nil && r.lent.keep && C.st_result_column_in_place(r.r, C.int64_t(c)) == 1 {
 		if b, ok := r.lent.cols[c].([]byte); ok && len(b) >= nb && len(r.lent.offs[c]) >= n+1 {
+			testhook.LentInPlace.Add(1)
 			return b[:nb:nb], r.lent.offs[c][: n+1 : n+1], nil
 		}
 	}
+	r.countCopied()
 	data = make([]byte, nb)
 	offsets = make([]int64, n+1)
 	if nb > 0 {
@@ -707,8 +713,10 @@ func (r *Result) Splits(p int) ([]int64, error) {
 	}
 	defer runtime.KeepAlive(r)
 	if r.lent != nil && r.lent.keep && C.st_result_partition_in_place(r.r, C.int64_t(p)) == 1 && len(r.lent.parts[p]) >= n {
+		testhook.LentInPlace.Add(1)
 		return r.lent.parts[p][:n:n], nil
 	}
+	r.countCopied()
 	s := make([]int64, n)
 	if rc := C.st_result_copy_partition(r.r, C.int64_t(p), (*C.int64_t)(unsafe.Pointer(&s[0])), C.size_t(n)); rc != 0 {
 		return nil, fmt.Errorf("%w: partition %d (code %d)", errCopy, p, int(rc))
@@ -718,6 +726,20 @@ func (r *Result) Splits(p int) ([]int64, error) {
 	}
 	return s, nil
 }
+
+// countCopied counts an output of a decode that lent buffers copied out
+// of engine memory (testhook.LentCopied).
+func (r *Result) countCopied() {
+	if r.lent != nil {
+		testhook.LentCopied.Add(1)
+	}
+}
+
+// LentOutgrown returns how many lent buffers, or threads' shares of them,
+// outputs have outgrown in this process, moving to engine memory (each
+// costs a copy; the output is the same): for tests and diagnostics of the
+// sizing policy.
+func LentOutgrown() int64 { return int64(C.st_test_lent_outgrown()) }
 
 // failThreadStarts makes every later start of an engine pool thread fail
 // (or start again): for the test of the fallback to fewer threads.

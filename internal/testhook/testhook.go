@@ -9,3 +9,10 @@ import "sync/atomic"
 // memory of a reused heap span may hold: an output element the engine
 // failed to write then shows up as a wrong value instead of a lucky zero.
 var PoisonLentBuffers atomic.Bool
+
+// LentInPlace and LentCopied count, process-wide, the outputs of decodes
+// that lent the engine Go buffers (package native): those handed out in
+// the lent buffer, and those copied out of engine memory because the
+// engine did not complete them there. Tests compare them before and after
+// a decode.
+var LentInPlace, LentCopied atomic.Int64

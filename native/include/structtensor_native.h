@@ -142,8 +142,10 @@ typedef struct st_output {
 /* st_decode and st_decode_contiguous writing into the caller's buffers
  * (out may be NULL). The batch is cut into one chunk per thread (not
  * chunks of 1 MiB), each writing the share of every buffer that its share
- * of the input bytes suggests; the stretches are closed up afterwards
- * unless some output outgrew its share (it is then copied out as usual). */
+ * of the input bytes suggests; each output's stretches are closed up
+ * afterwards, a share the output outgrew (kept in engine memory) copied
+ * back in, whenever the output as a whole fits its buffer; an output
+ * that does not is copied out as usual (st_result_*_in_place say which). */
 st_result* st_decode_into(const st_plan* plan, const uint8_t* const* ptrs, const size_t* lens, int64_t n,
                           const st_options* opts, const st_output* out, st_error* err);
 st_result* st_decode_contiguous_into(const st_plan* plan, const uint8_t* data, size_t data_len,
@@ -186,6 +188,9 @@ int32_t st_plan_lend_sizes_contiguous(const st_plan* plan, const uint8_t* data, 
  * log's length. */
 void st_test_lend_log(int32_t on);
 int64_t st_test_lend_log_read(int64_t* dst, int64_t cap);
+/* st_test_lent_outgrown returns how many lent buffers, or threads' shares
+ * of them, outputs have outgrown (moving to engine memory), process-wide. */
+int64_t st_test_lent_outgrown(void);
 
 /* Results. Sizes first, then copy into buffers the caller allocated (a
  * TensorFlow output tensor, a Go slice): chunks decoded on other threads
