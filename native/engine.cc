@@ -606,13 +606,17 @@ int32_t st_plan_lend_sizes(const st_plan* plan, const uint8_t* const* ptrs, cons
 int32_t st_plan_lend_sizes_contiguous(const st_plan* plan, const uint8_t* data, size_t data_len,
                                       const int64_t* offsets, int64_t n, const st_options* opts,
                                       const st_lend_sizes* sizes) {
-  // Offsets out of range lend nothing; the decode reports them.
-  if (n < 0 || !offsets || offsets[0] < 0) return 0;
-  for (int64_t i = 0; i < n; i++) {
-    if (offsets[i + 1] < offsets[i] || uint64_t(offsets[i + 1]) > data_len) return 0;
-  }
+  // Offsets out of range lend nothing; the decode reports them. Sizing
+  // from the plan's last batch needs only the batch's ends (its bytes,
+  // within data); every offset is checked only before a first batch's
+  // sample searches them, so a steady stream of batches does not walk
+  // the offsets once more (the decode checks them all anyway).
+  if (n < 0 || !offsets || offsets[0] < 0 || offsets[n] < offsets[0] || uint64_t(offsets[n]) > data_len) return 0;
   auto bytes_of = [&](int64_t k) { return offsets[k] - offsets[0]; };
   auto first_with = [&](int64_t want) {
+    for (int64_t i = 0; i < n; i++) {
+      if (offsets[i + 1] < offsets[i] || uint64_t(offsets[i + 1]) > data_len) return n;  // n: no sample, lend nothing
+    }
     return int64_t(std::lower_bound(offsets + 1, offsets + n + 1, offsets[0] + want) - offsets);
   };
   auto sample = [&](int64_t k, const st_output* out) {
