@@ -45,6 +45,14 @@ type SchemaOptions struct {
 // sparse_feature is an error (SparseFeature has no counterpart in
 // ExampleSpec), and so is a feature without a type. Fields of Schema that
 // do not bear on decoding (domains, constraints, statistics) are skipped.
+//
+// A schema with a default tensor_representation_group (key "") decodes
+// as TFXIO's TFExampleRecord decodes by it: a field per representation,
+// named by its key, of the feature TFXIO parses it with (dense_tensor
+// with its default, varlen_sparse_tensor, ragged_tensor with its
+// feature_path and partitions; sparse_tensor is an error naming the
+// representation); the other features as above, but for those a
+// representation reads or is named after. Other groups are not read.
 func ExampleSpecFromSchema(text []byte, opts ...SchemaOptions) (*ExampleSpec, error) {
 	var o SchemaOptions
 	if len(opts) > 1 {
@@ -74,11 +82,31 @@ func ExampleSpecFromSchema(text []byte, opts ...SchemaOptions) (*ExampleSpec, er
 		}
 	}
 	features := schema.Get(fields.ByName("feature")).List()
+	reps, err := schemaRepresentations(schema)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range reps.outputs {
+		// The field is named after the representation (TFXIO's tensor
+		// name); its Key is the feature it reads.
+		out, err := ctxNames.name(r.key)
+		if err != nil {
+			return nil, err
+		}
+		f := r.feature
+		f.Key = keyIfRenamed(out, f.Key)
+		ctx[out] = f
+	}
 	for i := 0; i < features.Len(); i++ {
 		f := features.Get(i).Message()
 		ff := f.Descriptor().Fields()
 		name := f.Get(ff.ByName("name")).String()
 		if !included(f) || !inEnvironment(f, o.Environment, defaultEnvs) {
+			continue
+		}
+		if reps.sources[name] || reps.keys[name] {
+			// A representation reads it, or takes its name (TFXIO's
+			// representations of a schema then leave it out).
 			continue
 		}
 		typ := int(f.Get(ff.ByName("type")).Enum())
@@ -400,4 +428,220 @@ func renameSequenceClashes(spec *ExampleSpec) {
 		renamed[out] = f
 	}
 	spec.SequenceFeatures = renamed
+}
+
+// schemaRepresentation is the feature of one tensor representation of a
+// schema's tensor_representation_group, named by its key.
+type schemaRepresentation struct {
+	key     string
+	feature Feature // Key is the feature it reads (always set)
+}
+
+// schemaRepresentationSet is what a schema's default
+// tensor_representation_group makes: a feature per representation, in
+// key order, the feature columns they read and their keys.
+type schemaRepresentationSet struct {
+	outputs []schemaRepresentation
+	sources map[string]bool
+	keys    map[string]bool
+}
+
+// schemaRepresentations reads the default ("") tensor_representation_group
+// of schema, the one TFXIO's TFExampleRecord decodes by, as TFXIO turns
+// each representation into a tf.io feature:
+//
+//   - dense_tensor: FixedLen of its shape, of the column's type, with
+//     default_value (of the column's type) filling the shape, or
+//     required without one;
+//   - varlen_sparse_tensor: VarLen (a SparseTensor in TensorFlow, ragged
+//     here, as for a VarLen feature);
+//   - ragged_tensor: Ragged over the one-step feature_path, its
+//     partitions uniform_row_length (UniformRowLength) and row_length
+//     (RowLengths of that INT feature), int64 row partitions;
+//   - sparse_tensor has no counterpart in the decode op (tf.io's
+//     SparseFeature scatters values by index columns): an error naming
+//     the representation, as is an INT32 row_partition_dtype (the op's
+//     row splits are int64).
+//
+// TFXIO keeps the schema's other features as it infers them, but for
+// those a representation reads or takes the name of: sources and keys.
+func schemaRepresentations(schema protoreflect.Message) (schemaRepresentationSet, error) {
+	set := schemaRepresentationSet{sources: map[string]bool{}, keys: map[string]bool{}}
+	fields := schema.Descriptor().Fields()
+	group, ok := stringMap(schema, fields.ByName("tensor_representation_group"))[""]
+	if !ok {
+		return set, nil
+	}
+	types := map[string]int{}
+	features := schema.Get(fields.ByName("feature")).List()
+	for i := 0; i < features.Len(); i++ {
+		f := features.Get(i).Message()
+		ff := f.Descriptor().Fields()
+		types[f.Get(ff.ByName("name")).String()] = int(f.Get(ff.ByName("type")).Enum())
+	}
+	reps := stringMap(group, group.Descriptor().Fields().ByName("tensor_representation"))
+	keys := make([]string, 0, len(reps))
+	for k := range reps {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		f, sources, err := representationFeature(reps[key], types)
+		if err != nil {
+			return set, fmt.Errorf("%w: tensor representation %q: %v", ErrFeatureSpec, key, err)
+		}
+		set.outputs = append(set.outputs, schemaRepresentation{key: key, feature: f})
+		set.keys[key] = true
+		for _, s := range sources {
+			set.sources[s] = true
+		}
+	}
+	return set, nil
+}
+
+// representationFeature is the Feature of one TensorRepresentation and
+// the feature columns it reads.
+func representationFeature(rep protoreflect.Message, types map[string]int) (Feature, []string, error) {
+	rf := rep.Descriptor().Fields()
+	var kind protoreflect.FieldDescriptor
+	for _, name := range []protoreflect.Name{"dense_tensor", "varlen_sparse_tensor", "sparse_tensor", "ragged_tensor"} {
+		if fd := rf.ByName(name); rep.Has(fd) {
+			if kind != nil {
+				return Feature{}, nil, fmt.Errorf("both %s and %s", kind.Name(), name)
+			}
+			kind = fd
+		}
+	}
+	if kind == nil {
+		return Feature{}, nil, fmt.Errorf("no kind (dense_tensor, varlen_sparse_tensor, sparse_tensor or ragged_tensor)")
+	}
+	m := rep.Get(kind).Message()
+	mf := m.Descriptor().Fields()
+	column := func(name string) (structtensor.DType, error) {
+		typ, ok := types[name]
+		if !ok {
+			return 0, fmt.Errorf("%s reads feature %q, which the schema does not have", kind.Name(), name)
+		}
+		if typ == tfmd.TypeStruct {
+			return 0, fmt.Errorf("%s reads the STRUCT feature %q (representations of feature lists are not supported)", kind.Name(), name)
+		}
+		dt, err := schemaDType(typ)
+		if err != nil {
+			return 0, fmt.Errorf("feature %q: %v", name, err)
+		}
+		return dt, nil
+	}
+	switch kind.Name() {
+	case "dense_tensor":
+		col := m.Get(mf.ByName("column_name")).String()
+		dt, err := column(col)
+		if err != nil {
+			return Feature{}, nil, err
+		}
+		f := Feature{Kind: FixedLen, DType: dt, Key: col, Shape: []int{}}
+		size := 1
+		dims := m.Get(mf.ByName("shape")).Message()
+		dl := dims.Get(dims.Descriptor().Fields().ByName("dim")).List()
+		for k := 0; k < dl.Len(); k++ {
+			d := dl.Get(k).Message()
+			n := d.Get(d.Descriptor().Fields().ByName("size")).Int()
+			if n < 0 || n > 1<<31 || size*int(n) > 1<<31 {
+				return Feature{}, nil, fmt.Errorf("dense_tensor shape dimension %d", n)
+			}
+			f.Shape = append(f.Shape, int(n))
+			size *= int(n)
+		}
+		if fd := mf.ByName("default_value"); m.Has(fd) {
+			d, err := representationDefault(m.Get(fd).Message(), dt, size)
+			if err != nil {
+				return Feature{}, nil, err
+			}
+			f.Default = d
+		}
+		return f, []string{col}, nil
+	case "varlen_sparse_tensor":
+		col := m.Get(mf.ByName("column_name")).String()
+		dt, err := column(col)
+		if err != nil {
+			return Feature{}, nil, err
+		}
+		return Feature{Kind: VarLen, DType: dt, Key: col}, []string{col}, nil
+	case "sparse_tensor":
+		return Feature{}, nil, fmt.Errorf("sparse_tensor is not supported: the decode op has no form of tf.io.SparseFeature (values scattered by index features); represent the value feature as a varlen_sparse_tensor or ragged_tensor")
+	}
+	// ragged_tensor
+	if dt := m.Get(mf.ByName("row_partition_dtype")).Enum(); dt == tfmd.RowPartitionInt32 {
+		return Feature{}, nil, fmt.Errorf("ragged_tensor row_partition_dtype INT32: the decode op's row partitions are int64")
+	}
+	path := m.Get(mf.ByName("feature_path")).Message()
+	steps := stringList(path, path.Descriptor().Fields().ByName("step"))
+	if len(steps) != 1 {
+		return Feature{}, nil, fmt.Errorf("ragged_tensor feature_path of %d steps %q, want one (a feature)", len(steps), steps)
+	}
+	dt, err := column(steps[0])
+	if err != nil {
+		return Feature{}, nil, err
+	}
+	f := Feature{Kind: Ragged, DType: dt, Key: steps[0]}
+	sources := []string{steps[0]}
+	parts := m.Get(mf.ByName("partition")).List()
+	for k := 0; k < parts.Len(); k++ {
+		p := parts.Get(k).Message()
+		pf := p.Descriptor().Fields()
+		switch {
+		case p.Has(pf.ByName("uniform_row_length")):
+			n := p.Get(pf.ByName("uniform_row_length")).Int()
+			if n <= 0 || n > 1<<31 {
+				return Feature{}, nil, fmt.Errorf("ragged_tensor partition %d: uniform_row_length %d", k, n)
+			}
+			f.Partitions = append(f.Partitions, Partition{Kind: UniformRowLength, Length: int(n)})
+		case p.Has(pf.ByName("row_length")):
+			col := p.Get(pf.ByName("row_length")).String()
+			dt, err := column(col)
+			if err != nil {
+				return Feature{}, nil, fmt.Errorf("ragged_tensor partition %d: %v", k, err)
+			}
+			if dt != structtensor.Int64 {
+				return Feature{}, nil, fmt.Errorf("ragged_tensor partition %d: row_length feature %q is %v, not INT", k, col, dt)
+			}
+			f.Partitions = append(f.Partitions, Partition{Kind: RowLengths, Key: col})
+			sources = append(sources, col)
+		default:
+			return Feature{}, nil, fmt.Errorf("ragged_tensor partition %d has no kind (uniform_row_length or row_length)", k)
+		}
+	}
+	return f, sources, nil
+}
+
+// representationDefault is a dense_tensor's default_value filling size
+// values, of the column's dtype (TFXIO refuses another kind).
+func representationDefault(d protoreflect.Message, dt structtensor.DType, size int) (any, error) {
+	df := d.Descriptor().Fields()
+	want := map[structtensor.DType]protoreflect.Name{structtensor.Int64: "int_value", structtensor.Float32: "float_value", structtensor.String: "bytes_value"}[dt]
+	for _, name := range []protoreflect.Name{"float_value", "int_value", "bytes_value", "uint_value"} {
+		if fd := df.ByName(name); d.Has(fd) && name != want {
+			return nil, fmt.Errorf("dense_tensor default_value %s for a feature of type %v (want %s)", name, dt, want)
+		}
+	}
+	if !d.Has(df.ByName(want)) {
+		return nil, fmt.Errorf("dense_tensor default_value holds no value")
+	}
+	v := d.Get(df.ByName(want))
+	switch dt {
+	case structtensor.Int64:
+		return slices.Repeat([]int64{v.Int()}, size), nil
+	case structtensor.Float32:
+		return slices.Repeat([]float32{float32(v.Float())}, size), nil
+	}
+	return slices.Repeat([][]byte{v.Bytes()}, size), nil
+}
+
+// stringMap reads a map<string, message> field.
+func stringMap(m protoreflect.Message, fd protoreflect.FieldDescriptor) map[string]protoreflect.Message {
+	out := map[string]protoreflect.Message{}
+	m.Get(fd).Map().Range(func(k protoreflect.MapKey, v protoreflect.Value) bool {
+		out[k.String()] = v.Message()
+		return true
+	})
+	return out
 }

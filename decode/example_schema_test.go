@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	tfexample "github.com/wamuir/graft/tensorflow/core/example/example_protos_go_proto"
@@ -154,6 +155,7 @@ func TestExampleSpecFromSchemaErrors(t *testing.T) {
 func FuzzExampleSpecFromSchema(f *testing.F) {
 	f.Add([]byte(`feature { name: "a" type: INT presence { min_fraction: 1 } shape { dim { size: 2 } } }`))
 	f.Add([]byte(`feature { name: "s" type: STRUCT struct_domain { feature { name: "t" type: BYTES } } } default_environment: "X"`))
+	f.Add([]byte(`feature { name: "v" type: INT } feature { name: "n" type: INT } tensor_representation_group { key: "" value { tensor_representation { key: "t" value { ragged_tensor { feature_path { step: "v" } partition { row_length: "n" } partition { uniform_row_length: 2 } } } } } }`))
 	f.Fuzz(func(t *testing.T, text []byte) {
 		spec, err := ExampleSpecFromSchema(text)
 		if err != nil {
@@ -263,5 +265,73 @@ func TestInferExampleSpec(t *testing.T) {
 	}
 	if _, err := InferExampleSpec([][]byte{{0xff}}, false); !errors.Is(err, ErrMalformed) {
 		t.Errorf("malformed record: got %v, want ErrMalformed", err)
+	}
+}
+
+// TestExampleSpecFromSchemaTensorRepresentations: a schema's default
+// tensor_representation_group makes a field per representation, named by
+// its key, as TFXIO's parser config does; features it reads or is named
+// after are left out, the others inferred as without a group.
+func TestExampleSpecFromSchemaTensorRepresentations(t *testing.T) {
+	const schema = `
+feature { name: "age" type: INT }
+feature { name: "emb" type: FLOAT }
+feature { name: "tokens" type: BYTES }
+feature { name: "token_lengths" type: INT }
+feature { name: "price" type: FLOAT }
+feature { name: "embedding" type: BYTES }
+tensor_representation_group {
+  key: ""
+  value {
+    tensor_representation { key: "age" value { dense_tensor { column_name: "age" default_value { int_value: -1 } } } }
+    tensor_representation { key: "embedding" value { dense_tensor { column_name: "emb" shape { dim { size: 2 } } default_value { float_value: 0.5 } } } }
+    tensor_representation { key: "query terms" value { ragged_tensor { feature_path { step: "tokens" } partition { row_length: "token_lengths" } partition { uniform_row_length: 2 } } } }
+    tensor_representation { key: "p" value { varlen_sparse_tensor { column_name: "price" } } }
+  }
+}
+tensor_representation_group { key: "other" value { tensor_representation { key: "x" value { sparse_tensor { value_column_name: "price" } } } } }
+`
+	spec, err := ExampleSpecFromSchema([]byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Feature{
+		"age":         {Kind: FixedLen, DType: structtensor.Int64, Shape: []int{}, Default: []int64{-1}},
+		"embedding":   {Kind: FixedLen, DType: structtensor.Float32, Key: "emb", Shape: []int{2}, Default: []float32{0.5, 0.5}},
+		"query_terms": {Kind: Ragged, DType: structtensor.String, Key: "tokens", Partitions: []Partition{{Kind: RowLengths, Key: "token_lengths"}, {Kind: UniformRowLength, Length: 2}}},
+		"p":           {Kind: VarLen, DType: structtensor.Float32, Key: "price"},
+	}
+	if !reflect.DeepEqual(spec.Features, want) || spec.SequenceFeatures != nil {
+		t.Errorf("got %+v\nwant %+v", spec.Features, want)
+	}
+	if _, err := CompileExample(spec); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestExampleSpecFromSchemaRepresentationErrors: a representation the
+// decode op cannot follow is an error naming it.
+func TestExampleSpecFromSchemaRepresentationErrors(t *testing.T) {
+	for rep, says := range map[string]string{
+		`sparse_tensor { index_column_names: "i" value_column_name: "v" dense_shape { dim { size: 9 } } }`: "sparse_tensor is not supported",
+		`ragged_tensor { feature_path { step: "v" } row_partition_dtype: INT32 }`:                          "INT32",
+		`ragged_tensor { feature_path { step: "s" step: "v" } }`:                                           "2 steps",
+		`ragged_tensor { feature_path { step: "v" } partition { row_length: "f" } }`:                       "not INT",
+		`ragged_tensor { feature_path { step: "v" } partition { } }`:                                       "no kind",
+		`ragged_tensor { feature_path { step: "v" } partition { uniform_row_length: 0 } }`:                 "uniform_row_length 0",
+		`dense_tensor { column_name: "missing" }`:                                                          `feature "missing"`,
+		`dense_tensor { column_name: "f" default_value { int_value: 1 } }`:                                 "int_value",
+		`dense_tensor { column_name: "f" default_value { } }`:                                              "no value",
+		`dense_tensor { column_name: "s" }`:                                                                "STRUCT",
+		`dense_tensor { column_name: "f" } varlen_sparse_tensor { column_name: "f" }`:                      "both",
+		``: "no kind",
+	} {
+		schema := `feature { name: "v" type: INT } feature { name: "i" type: INT } feature { name: "f" type: FLOAT }
+feature { name: "s" type: STRUCT struct_domain { feature { name: "v" type: INT } } }
+tensor_representation_group { key: "" value { tensor_representation { key: "t" value { ` + rep + ` } } } }`
+		_, err := ExampleSpecFromSchema([]byte(schema))
+		if !errors.Is(err, ErrFeatureSpec) || !strings.Contains(err.Error(), `tensor representation "t"`) || !strings.Contains(err.Error(), says) {
+			t.Errorf("%s: got %v, want ErrFeatureSpec naming the representation and saying %q", rep, err, says)
+		}
 	}
 }

@@ -3,7 +3,8 @@
 // a feature spec is made from, as a protobuf descriptor built in code, so
 // that a schema.pbtxt can be read with prototext and no .proto file.
 //
-// Only the fields a feature spec needs are declared; a schema's other
+// Only the fields a feature spec needs are declared (with the
+// TensorRepresentations of a tensor_representation_group); a schema's other
 // fields (domains, statistics constraints, comparators, annotations...)
 // are skipped when read with DiscardUnknown. The field numbers and enum
 // values are tensorflow_metadata's, so a binary Schema reads the same.
@@ -30,6 +31,13 @@ const (
 	TypeInt     = 2
 	TypeFloat   = 3
 	TypeStruct  = 4
+)
+
+// TensorRepresentation.RowPartitionDType values.
+const (
+	RowPartitionUnspecified = 0
+	RowPartitionInt64       = 1
+	RowPartitionInt32       = 2
 )
 
 // LifecycleStage values (tensorflow.metadata.v0.LifecycleStage).
@@ -80,6 +88,8 @@ func file() *descriptorpb.FileDescriptorProto {
 		tBool    = descriptorpb.FieldDescriptorProto_TYPE_BOOL
 		tInt64   = descriptorpb.FieldDescriptorProto_TYPE_INT64
 		tDouble  = descriptorpb.FieldDescriptorProto_TYPE_DOUBLE
+		tBytes   = descriptorpb.FieldDescriptorProto_TYPE_BYTES
+		tUint64  = descriptorpb.FieldDescriptorProto_TYPE_UINT64
 		tMessage = descriptorpb.FieldDescriptorProto_TYPE_MESSAGE
 		tEnum    = descriptorpb.FieldDescriptorProto_TYPE_ENUM
 	)
@@ -111,19 +121,64 @@ func file() *descriptorpb.FileDescriptorProto {
 		}
 		return e
 	}
+	// mapEntry is the entry message of a map<string, valueType> field.
+	mapEntry := func(name, valueType string) *descriptorpb.DescriptorProto {
+		m := message(name, field{"key", 1, tString, false, ""}, field{"value", 2, tMessage, false, valueType})
+		m.Options = &descriptorpb.MessageOptions{MapEntry: proto.Bool(true)}
+		return m
+	}
+	nested := func(m *descriptorpb.DescriptorProto, inner ...*descriptorpb.DescriptorProto) *descriptorpb.DescriptorProto {
+		m.NestedType = inner
+		return m
+	}
 	dim := message("Dim", field{"size", 1, tInt64, false, ""}, field{"name", 2, tString, false, ""})
-	fixedShape := message("FixedShape", field{"dim", 2, tMessage, true, "FixedShape.Dim"})
-	fixedShape.NestedType = []*descriptorpb.DescriptorProto{dim}
+	fixedShape := nested(message("FixedShape", field{"dim", 2, tMessage, true, "FixedShape.Dim"}), dim)
+	// TensorRepresentation (schema.proto) and Path (path.proto): how a
+	// schema's tensor_representation_group shapes features into tensors.
+	const rep = "TensorRepresentation"
+	tensorRepresentation := nested(message(rep,
+		field{"dense_tensor", 1, tMessage, false, rep + ".DenseTensor"},
+		field{"varlen_sparse_tensor", 2, tMessage, false, rep + ".VarLenSparseTensor"},
+		field{"sparse_tensor", 3, tMessage, false, rep + ".SparseTensor"},
+		field{"ragged_tensor", 4, tMessage, false, rep + ".RaggedTensor"}),
+		message("DefaultValue",
+			field{"float_value", 1, tDouble, false, ""},
+			field{"int_value", 2, tInt64, false, ""},
+			field{"bytes_value", 3, tBytes, false, ""},
+			field{"uint_value", 4, tUint64, false, ""}),
+		message("DenseTensor",
+			field{"column_name", 1, tString, false, ""},
+			field{"shape", 2, tMessage, false, "FixedShape"},
+			field{"default_value", 3, tMessage, false, rep + ".DefaultValue"}),
+		message("VarLenSparseTensor", field{"column_name", 1, tString, false, ""}),
+		message("SparseTensor",
+			field{"dense_shape", 1, tMessage, false, "FixedShape"},
+			field{"index_column_names", 2, tString, true, ""},
+			field{"value_column_name", 3, tString, false, ""},
+			field{"already_sorted", 4, tBool, false, ""}),
+		nested(message("RaggedTensor",
+			field{"feature_path", 1, tMessage, false, "Path"},
+			field{"row_partition_dtype", 2, tEnum, false, rep + ".RowPartitionDType"},
+			field{"partition", 3, tMessage, true, rep + ".RaggedTensor.Partition"}),
+			message("Partition",
+				field{"uniform_row_length", 1, tInt64, false, ""},
+				field{"row_length", 2, tString, false, ""})),
+	)
+	tensorRepresentation.EnumType = []*descriptorpb.EnumDescriptorProto{
+		enum("RowPartitionDType", "UNSPECIFIED", RowPartitionUnspecified, "INT64", RowPartitionInt64, "INT32", RowPartitionInt32),
+	}
 	return &descriptorpb.FileDescriptorProto{
 		Name:    proto.String("structtensor/tfmd/schema_subset.proto"),
 		Package: proto.String(pkg),
 		Syntax:  proto.String("proto2"),
 		MessageType: []*descriptorpb.DescriptorProto{
-			message("Schema",
+			nested(message("Schema",
 				field{"feature", 1, tMessage, true, "Feature"},
 				field{"default_environment", 5, tString, true, ""},
 				field{"sparse_feature", 6, tMessage, true, "SparseFeature"},
-				field{"represent_variable_length_as_ragged", 14, tBool, false, ""}),
+				field{"represent_variable_length_as_ragged", 14, tBool, false, ""},
+				field{"tensor_representation_group", 13, tMessage, true, "Schema.TensorRepresentationGroupEntry"}),
+				mapEntry("TensorRepresentationGroupEntry", "TensorRepresentationGroup")),
 			message("Feature",
 				field{"name", 1, tString, false, ""},
 				field{"deprecated", 2, tBool, false, ""},
@@ -149,6 +204,11 @@ func file() *descriptorpb.FileDescriptorProto {
 			message("ValueCountList",
 				field{"value_count", 1, tMessage, true, "ValueCount"}),
 			fixedShape,
+			tensorRepresentation,
+			nested(message("TensorRepresentationGroup",
+				field{"tensor_representation", 1, tMessage, true, "TensorRepresentationGroup.TensorRepresentationEntry"}),
+				mapEntry("TensorRepresentationEntry", rep)),
+			message("Path", field{"step", 1, tString, true, ""}),
 			message("StructDomain",
 				field{"feature", 1, tMessage, true, "Feature"},
 				field{"sparse_feature", 2, tMessage, true, "SparseFeature"}),
