@@ -602,10 +602,12 @@ void compute(void* kernel, TF_OpKernelContext* ctx) {
 // The functions TensorFlow calls: no C++ exception may cross into it.
 
 void shapeFn(TF_ShapeInferenceContext* ctx, TF_Status* status) {
-  // The C API cannot read the layout attribute here, so the ranks of the
-  // outputs are unknown to TensorFlow's shape inference (the Go graph
-  // builder states each component's shape with EnsureShape); the input
-  // must be a vector.
+  // The C API cannot read the layout attribute here (of attributes it
+  // reads only a type), so the ranks of the outputs are unknown to
+  // TensorFlow's shape inference: the Go graph builder states each
+  // component's shape with EnsureShape, and so does Python's
+  // structtensor_tf.decode_example, reading the layout itself. The
+  // input must be a vector.
   TF_ShapeHandle* records = TF_NewShapeHandle();
   TF_ShapeHandle* checked = TF_NewShapeHandle();
   TF_ShapeInferenceContextGetInput(ctx, 0, records, status);

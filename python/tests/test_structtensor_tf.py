@@ -59,6 +59,41 @@ for name in names:
     print(json.dumps({"case": name, "digest": dv.digest}))
 '''
 
+SHAPES = r'''
+import base64, json, os, sys
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import tensorflow as tf
+import structtensor_tf as stf
+n = 0
+for case in json.load(open(sys.argv[2])):
+    records = [base64.b64decode(r) for r in case["records"]]
+    plan, layout = base64.b64decode(case["plan"]), base64.b64decode(case["layout"])
+    dtypes = [tf.as_dtype(c["dtype"]) for c in case["components"]]
+    raw = stf.struct_tensor_decode_example(tf.constant(records), plan=plan, layout=layout, component_dtypes=dtypes)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def traced(r):
+        outs = stf.decode_example(r, plan, layout, dtypes)
+        for c, o in zip(case["components"], outs):
+            # Every rank known; a FixedLen feature's dims after the batch.
+            assert o.shape.rank is not None, c
+            if c["kind"] == "values" and o.shape.rank > 1:
+                assert all(d is not None for d in o.shape[1:]), (c, o.shape)
+        return outs
+    eager = stf.decode_example(records, plan, layout, dtypes)
+    assert len(eager) == len(raw) == len(dtypes)
+    for c, g, t, w in zip(case["components"], eager, traced(tf.constant(records)), raw):
+        assert t.shape == w.shape and g.shape == w.shape, (c, t.shape, w.shape)
+        for x in (g, t):  # bitwise: the values hold NaNs
+            same = tf.bitcast(x, tf.int32) == tf.bitcast(w, tf.int32) if x.dtype == tf.float32 else x == w
+            assert tf.reduce_all(same).numpy(), c
+        n += 1
+try:
+    stf.decode_example([b""], b"", b"STEL\x01\x01", [tf.int64])
+except ValueError as e:
+    print(json.dumps({"components": n, "bad_layout": str(e)}))
+'''
+
 REFUSE = r'''
 import json, os, sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -281,3 +316,19 @@ def test_load_dataview_refuses(installed):
     assert len(got) == len(wants), got
     for (d, _), says, out in zip(attempts, wants, got):
         assert out.startswith("refused: ") and says in out, f"{d}: {out!r}, want a refusal saying {says!r}"
+
+
+def test_decode_example_shapes(installed):
+    """structtensor_tf.decode_example gives the example op's outputs static
+    shapes (the op's registration, through TensorFlow's C API, cannot read
+    its layout attribute): every rank, and a FixedLen or FixedLenSequence
+    feature's inner dimensions, known in a tf.function over records of
+    unknown length; the values are the raw op's. A malformed layout is a
+    ValueError naming where."""
+    from test_example_op import cases as example_cases
+    path = os.path.join(tempfile.mkdtemp(prefix="example-shapes-"), "cases.json")
+    with open(path, "w") as f:
+        json.dump(example_cases()[:40], f)
+    out = json.loads(run_python(installed, SHAPES, path))
+    assert out["components"] > 100
+    assert "layout" in out["bad_layout"], out
