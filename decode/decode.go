@@ -178,7 +178,7 @@ func (p *Plan) nameUnprojected(msg string) string {
 func (p *Plan) buildRecyclable(res *native.Result) (*structtensor.StructTensor, error) {
 	st, err := p.build(res)
 	if err == nil {
-		p.recent.add(st, res.LentBlock())
+		p.recent.add(st, res.LentBlocks())
 	}
 	return st, err
 }

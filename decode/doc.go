@@ -124,7 +124,10 @@
 // even that copy: the engine writes into Go buffers sized from the plan's
 // previous such batch (or a sample of the first), which become the
 // output; on several threads each writes its share, closed up afterwards.
-// Those buffers are one block of Go memory per batch. Fresh memory for
+// Those buffers are one block of Go memory per batch (outputs over 128
+// MiB: blocks of about an eighth each, so that the runtime placing one
+// of them in fresh pages while the last batch's are still resident costs
+// an eighth of the output, not all of it). Fresh memory for
 // every batch costs more than decoding simple records (the allocation
 // starts a garbage collection cycle, and the runtime hands the previous
 // batch's memory back to the kernel only to fault it in again), so a

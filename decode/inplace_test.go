@@ -67,6 +67,14 @@ func TestDecodeLendsBuffers(t *testing.T) {
 	// output element the engine did not write cannot pass for a zero.
 	testhook.PoisonLentBuffers.Store(true)
 	defer testhook.PoisonLentBuffers.Store(false)
+	t.Run("one block", testDecodeLendsBuffers)
+	// Outputs over the limit are lent in several blocks.
+	testhook.LendBlockBytes.Store(16 << 10)
+	defer testhook.LendBlockBytes.Store(0)
+	t.Run("several blocks", testDecodeLendsBuffers)
+}
+
+func testDecodeLendsBuffers(t *testing.T) {
 	d := testDescriptors(t)
 	for _, ds := range benchDatasets(t, 256) {
 		plan, err := Compile(d, ds.message)
@@ -197,6 +205,15 @@ func TestDecodeLendsOnManyThreads(t *testing.T) {
 // holding that output's values, not cleared): the result must equal the
 // reference's, and the decode must allocate far less than its output.
 func TestRecycle(t *testing.T) {
+	t.Run("one block", testRecycle)
+	// Outputs over the limit are lent in several blocks, recycled as a set.
+	testhook.LendBlockBytes.Store(16 << 10)
+	defer testhook.LendBlockBytes.Store(0)
+	t.Run("several blocks", testRecycle)
+}
+
+func testRecycle(t *testing.T) {
+	several := testhook.LendBlockBytes.Load() > 0
 	d := testDescriptors(t)
 	for _, ds := range benchDatasets(t, 256) {
 		md, err := d.Message(ds.message)
@@ -230,6 +247,9 @@ func TestRecycle(t *testing.T) {
 					t.Fatal(err)
 				}
 			})
+			if n := plan.recentBlocks(stA); several != (n > 1) {
+				t.Errorf("%s: output lent in %d blocks with the block limit at %d bytes", name, n, testhook.LendBlockBytes.Load())
+			}
 			plan.Recycle(stA)
 			plan.Recycle(stA) // a second time: ignored
 			var stB *structtensor.StructTensor
@@ -247,6 +267,19 @@ func TestRecycle(t *testing.T) {
 			plan.Recycle(&structtensor.StructTensor{}) // not the plan's: ignored
 		}
 	}
+}
+
+// recentBlocks returns the number of blocks st was lent in, as the plan
+// remembers them for Recycle (0: not among its recent outputs).
+func (p *Plan) recentBlocks(st *structtensor.StructTensor) int {
+	p.recent.mu.Lock()
+	defer p.recent.mu.Unlock()
+	for _, e := range p.recent.ring {
+		if len(e.sizes) > 0 && e.st.Value() == st {
+			return len(e.sizes)
+		}
+	}
+	return 0
 }
 
 // allocated returns the bytes of Go heap fn allocates.

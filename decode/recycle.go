@@ -26,8 +26,8 @@ func (p *Plan) Recycle(st *structtensor.StructTensor) {
 	if st == nil {
 		return
 	}
-	if block := p.recent.take(st); block != nil {
-		p.native.Recycle(block)
+	if blocks := p.recent.take(st); blocks != nil {
+		p.native.Recycle(blocks)
 	}
 }
 
@@ -40,26 +40,30 @@ type recentOutputs struct {
 }
 
 type recentOutput struct {
-	st    weak.Pointer[structtensor.StructTensor]
-	block weak.Pointer[byte] // the first byte of the lent block
-	size  int
+	st     weak.Pointer[structtensor.StructTensor]
+	blocks []weak.Pointer[byte] // the first byte of each lent block
+	sizes  []int
 }
 
-// add remembers that st was decoded into block (the result's lent
+// add remembers that st was decoded into blocks (the result's lent
 // memory; nil when nothing was lent, and nothing is remembered).
-func (r *recentOutputs) add(st *structtensor.StructTensor, block []byte) {
-	if r == nil || len(block) == 0 {
+func (r *recentOutputs) add(st *structtensor.StructTensor, blocks [][]byte) {
+	if r == nil || len(blocks) == 0 || len(blocks[0]) == 0 {
 		return
 	}
-	e := recentOutput{st: weak.Make(st), block: weak.Make(unsafe.SliceData(block)), size: len(block)}
+	e := recentOutput{st: weak.Make(st)}
+	for _, b := range blocks {
+		e.blocks = append(e.blocks, weak.Make(unsafe.SliceData(b)))
+		e.sizes = append(e.sizes, len(b))
+	}
 	r.mu.Lock()
 	r.ring[r.next] = e
 	r.next = (r.next + 1) % len(r.ring)
 	r.mu.Unlock()
 }
 
-// take returns the block st was decoded into and forgets it, or nil.
-func (r *recentOutputs) take(st *structtensor.StructTensor) []byte {
+// take returns the blocks st was decoded into and forgets them, or nil.
+func (r *recentOutputs) take(st *structtensor.StructTensor) [][]byte {
 	if r == nil {
 		return nil
 	}
@@ -67,16 +71,20 @@ func (r *recentOutputs) take(st *structtensor.StructTensor) []byte {
 	defer r.mu.Unlock()
 	for i := range r.ring {
 		e := &r.ring[i]
-		if e.size == 0 || e.st.Value() != st {
+		if len(e.sizes) == 0 || e.st.Value() != st {
 			continue
 		}
-		ptr := e.block.Value()
-		size := e.size
-		*e = recentOutput{}
-		if ptr == nil {
-			return nil
+		blocks := make([][]byte, len(e.blocks))
+		for k, w := range e.blocks {
+			ptr := w.Value()
+			if ptr == nil {
+				blocks = nil
+				break
+			}
+			blocks[k] = unsafe.Slice(ptr, e.sizes[k])
 		}
-		return unsafe.Slice(ptr, size)
+		*e = recentOutput{}
+		return blocks
 	}
 	return nil
 }

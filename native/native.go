@@ -70,23 +70,24 @@ type Plan struct {
 	closed atomic.Bool
 	// dtypes are the element types of the plan's columns.
 	dtypes []uint8
-	// spare is a block of lent memory handed back by Recycle, for the
-	// next decode that fits in it to lend again.
-	spare atomic.Pointer[[]byte]
+	// spare are the blocks of lent memory handed back by Recycle, for the
+	// next decode that fits in them to lend again.
+	spare atomic.Pointer[[][]byte]
 }
 
-// Recycle hands back block, the memory lent to an earlier decode of this
-// plan (Result.LentBlock), for a later decode to lend the engine again
+// Recycle hands back blocks, the memory lent to an earlier decode of this
+// plan (Result.LentBlocks), for a later decode to lend the engine again
 // instead of allocating: the caller guarantees that nothing reads or
-// writes it any more. The plan keeps one such block (the latest).
+// writes it any more. The plan keeps one such set (the latest).
 //
 // Fresh memory for every batch costs the Go path more than the decode
 // of simple records: the allocation starts a garbage collection cycle
 // and the runtime returns the freed memory of the last batch to the
 // operating system, which faults it in again, zeroed, for the next.
-func (p *Plan) Recycle(block []byte) {
-	if len(block) > 0 {
-		p.spare.Store(&block)
+func (p *Plan) Recycle(blocks [][]byte) {
+	if len(blocks) > 0 && len(blocks[0]) > 0 {
+		b := append([][]byte(nil), blocks...)
+		p.spare.Store(&b)
 	}
 }
 
@@ -326,8 +327,8 @@ func checkOffsets(offsets []int64, dataLen int) error {
 }
 
 // lent holds the Go buffers lent to the engine for one decode: slices of
-// one block of Go memory, pinned until the result is freed, and the C
-// arrays that point at them.
+// one block of Go memory (or a few, see below), pinned until the result
+// is freed, and the C arrays that point at them.
 //
 // One block rather than a slice per output: each large allocation may
 // start a garbage collection cycle, whose fixed costs (stopping the world,
@@ -337,14 +338,23 @@ func checkOffsets(offsets []int64, dataLen int) error {
 // output slice a caller keeps keeps the whole block, which is why a
 // result that uses much less than its block copies its outputs out (see
 // lent.keep).
+//
+// Outputs of more than lendBlockBytes go into several blocks of about an
+// eighth of them each (maxLendBlock): one huge allocation right after the
+// last batch's was freed may find the freed run of pages split by the
+// runtime's background scavenger, which holds the pages it is returning
+// to the operating system for a moment, and then takes fresh pages for
+// the whole output while the freed ones are still resident, doubling the
+// process's memory for a batch; with blocks of an eighth, such a miss
+// costs an eighth.
 type lent struct {
-	block []byte    // every buffer below is a stretch of it
-	cols  []any     // per column: the typed slice ([]byte for strings)
-	offs  [][]int64 // per string column: the offsets
-	parts [][]int64
-	pin   runtime.Pinner
-	out   *C.st_output
-	mem   unsafe.Pointer // C memory of out and its arrays
+	blocks [][]byte  // every buffer below is a stretch of one of them
+	cols   []any     // per column: the typed slice ([]byte for strings)
+	offs   [][]int64 // per string column: the offsets
+	parts  [][]int64
+	pin    runtime.Pinner
+	out    *C.st_output
+	mem    unsafe.Pointer // C memory of out and its arrays
 	// keep is set once the decode is done: whether the outputs decoded in
 	// place fill enough of the block to be handed out as they are.
 	keep bool
@@ -418,9 +428,10 @@ const lendAlign = 64
 // lend nothing. sized asks the engine for their sizes (st_plan_lend_sizes
 // for the decode's batch: the one sizing policy, which the TensorFlow
 // kernel shares), writing them into the capacity arrays of the
-// st_output; lend then carves the buffers out of one block of Go memory
-// (the recycled one when it is large enough) and pins it. It returns nil
-// too when C memory for the arrays is short.
+// st_output; lend then carves the buffers out of one block of Go memory,
+// or a few for large outputs (the recycled ones when they are large
+// enough), and pins them. It returns nil too when C memory for the
+// arrays is short.
 func (p *Plan) lend(sized func(*C.st_lend_sizes) C.int32_t) *lent {
 	nc, np := len(p.dtypes), p.NumPartitions()
 	const w = unsafe.Sizeof(uintptr(0))
@@ -445,46 +456,81 @@ func (p *Plan) lend(sized func(*C.st_lend_sizes) C.int32_t) *lent {
 		return nil
 	}
 	// The layout: per column its values, per string column its offsets,
-	// per partition its splits, each at a multiple of lendAlign.
-	colAt, offAt, partAt := make([]int, nc), make([]int, nc), make([]int, np)
-	total := 0
-	place := func(bytes int) int {
-		at := total
-		total += (bytes + lendAlign - 1) / lendAlign * lendAlign
-		return at
-	}
+	// per partition its splits, each at a multiple of lendAlign, in
+	// blocks of at most maxLendBlock bytes (an output larger than that has
+	// one of its own).
+	type place struct{ block, at int }
+	colAt, offAt, partAt := make([]place, nc), make([]place, nc), make([]place, np)
+	outBytes := make([]int, 0, 4*nc+np)
 	for c, dtype := range p.dtypes {
-		colAt[c] = place(int(colCap[c]))
+		outBytes = append(outBytes, int(colCap[c]))
 		if dtype == C.ST_STRING {
-			offAt[c] = place(8 * int(offCap[c]))
+			outBytes = append(outBytes, 8*int(offCap[c]))
 		}
 	}
 	for k := range np {
-		partAt[k] = place(8 * int(partCap[k]))
+		outBytes = append(outBytes, 8*int(partCap[k]))
 	}
-	var block []byte
-	if spare := p.spare.Swap(nil); spare != nil && len(*spare) >= total {
-		block = *spare
-		poison(block)
-	} else {
-		// Slack of a sixteenth, at most 512 KiB, so that a block recycled
-		// from this batch fits the next one of about the same size
-		// (bounded: the block counts twice in a decode's peak memory).
-		block = makeUncleared[byte](total + min(total/16, 512<<10))
+	total := 0
+	for i, b := range outBytes {
+		outBytes[i] = (b + lendAlign - 1) / lendAlign * lendAlign
+		total += outBytes[i]
 	}
-	base := unsafe.Pointer(unsafe.SliceData(block))
-	l := &lent{block: block, cols: make([]any, nc), offs: make([][]int64, nc), parts: make([][]int64, np), mem: mem, out: out}
-	l.pin.Pin(base)
+	maxBlock := maxLendBlock(total)
+	need := []int{0}
+	next := 0
+	at := func() place {
+		b := outBytes[next]
+		next++
+		if cur := &need[len(need)-1]; *cur > 0 && *cur+b > maxBlock {
+			need = append(need, 0)
+		}
+		cur := &need[len(need)-1]
+		pl := place{len(need) - 1, *cur}
+		*cur += b
+		return pl
+	}
 	for c, dtype := range p.dtypes {
-		ptr := unsafe.Add(base, colAt[c])
+		colAt[c] = at()
+		if dtype == C.ST_STRING {
+			offAt[c] = at()
+		}
+	}
+	for k := range np {
+		partAt[k] = at()
+	}
+	var blocks [][]byte
+	if spare := p.spare.Swap(nil); spare != nil && fits(*spare, need) {
+		blocks = *spare
+		for _, b := range blocks {
+			poison(b)
+		}
+	} else {
+		// Slack of a sixteenth, at most 512 KiB, so that blocks recycled
+		// from this batch fit the next one of about the same size
+		// (bounded: the blocks count twice in a decode's peak memory).
+		blocks = make([][]byte, len(need))
+		for i, n := range need {
+			blocks[i] = makeUncleared[byte](n + min(n/16, 512<<10))
+		}
+	}
+	l := &lent{blocks: blocks, cols: make([]any, nc), offs: make([][]int64, nc), parts: make([][]int64, np), mem: mem, out: out}
+	bases := make([]unsafe.Pointer, len(blocks))
+	for i, b := range blocks {
+		bases[i] = unsafe.Pointer(unsafe.SliceData(b))
+		l.pin.Pin(bases[i])
+	}
+	addr := func(pl place) unsafe.Pointer { return unsafe.Add(bases[pl.block], pl.at) }
+	for c, dtype := range p.dtypes {
+		ptr := addr(colAt[c])
 		l.cols[c], colData[c] = typedSlice(dtype, ptr, int(colCap[c])/elemSize(dtype)), ptr
 		if dtype == C.ST_STRING {
-			o := unsafe.Add(base, offAt[c])
+			o := addr(offAt[c])
 			l.offs[c], offData[c] = unsafe.Slice((*int64)(o), int(offCap[c])), (*C.int64_t)(o)
 		}
 	}
 	for k := range np {
-		s := unsafe.Add(base, partAt[k])
+		s := addr(partAt[k])
 		l.parts[k], partData[k] = unsafe.Slice((*int64)(s), int(partCap[k])), (*C.int64_t)(s)
 	}
 	out.column_data = (*unsafe.Pointer)(arr(0))
@@ -520,17 +566,49 @@ func (l *lent) settle(r *C.st_result) {
 			used += 8 * int(C.st_result_partition_length(r, C.int64_t(k)))
 		}
 	}
-	l.keep = 2*used >= len(l.block)-4096
+	size := 0
+	for _, b := range l.blocks {
+		size += len(b)
+	}
+	l.keep = 2*used >= size-4096
 }
 
-// LentBlock returns the memory lent to the engine for this decode, which
+// lendBlockBytes is the size up to which a decode's lent buffers share one
+// block (see lent).
+const lendBlockBytes = 128 << 20
+
+// maxLendBlock is the largest block that buffers of total bytes in all
+// are lent in: one block up to lendBlockBytes, else about an eighth.
+func maxLendBlock(total int) int {
+	limit := lendBlockBytes
+	if v := testhook.LendBlockBytes.Load(); v > 0 {
+		limit = int(v)
+	}
+	return max(limit, (total+7)/8)
+}
+
+// fits tells whether blocks (recycled ones) can hold the blocks of the
+// sizes in need, one for one.
+func fits(blocks [][]byte, need []int) bool {
+	if len(blocks) != len(need) {
+		return false
+	}
+	for i, n := range need {
+		if len(blocks[i]) < n {
+			return false
+		}
+	}
+	return true
+}
+
+// LentBlocks returns the memory lent to the engine for this decode, which
 // the outputs decoded in place are slices of, or nil if nothing was lent.
 // It is for Plan.Recycle, once nothing uses the outputs any more.
-func (r *Result) LentBlock() []byte {
+func (r *Result) LentBlocks() [][]byte {
 	if r.lent == nil {
 		return nil
 	}
-	return r.lent.block
+	return r.lent.blocks
 }
 
 // output is what to pass the engine: nil lends nothing.

@@ -16,3 +16,9 @@ var PoisonLentBuffers atomic.Bool
 // engine did not complete them there. Tests compare them before and after
 // a decode.
 var LentInPlace, LentCopied atomic.Int64
+
+// LendBlockBytes, when positive, replaces the size up to which package
+// native lends a decode's buffers in one block (beyond it, in blocks of
+// about an eighth of them), so that small test batches take the path of
+// huge ones.
+var LendBlockBytes atomic.Int64
