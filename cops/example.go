@@ -44,36 +44,14 @@ func ExampleComponentDTypes(plan *decode.ExamplePlan) ([]graphst.ComponentSpec, 
 // EnsureShape op stating its shape: the graph, and a SavedModel signature
 // built on it, know every rank.
 func DecodeExampleGraph(g *tfbridge.Graph, records tfbridge.Output, plan *decode.ExamplePlan, opts ...Options) (*graphst.Struct, error) {
-	var o Options
-	switch len(opts) {
-	case 0:
-	case 1:
-		o = opts[0]
-	default:
-		return nil, fmt.Errorf("%w: %d Options given, at most one", decode.ErrInput, len(opts))
-	}
-	if err := Register(); err != nil {
-		return nil, err
-	}
 	comps, dtypes, err := ExampleComponentDTypes(plan)
 	if err != nil {
 		return nil, err
 	}
-	planBytes, err := plan.MarshalBinary()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrPlan, err)
-	}
-	op, err := g.AddOperation(tfbridge.OpSpec{
-		Type:  ExampleOpName,
-		Name:  o.Name,
-		Input: []tfbridge.Input{records},
-		Attrs: map[string]any{
-			"plan":             planBytes,
-			"layout":           plan.MarshalLayout(),
-			"component_dtypes": dtypes,
-			"num_threads":      int64(o.Threads),
-		},
-	})
+	op, err := addDecodeOp(g, ExampleOpName, records, plan, map[string]any{
+		"layout":           plan.MarshalLayout(),
+		"component_dtypes": dtypes,
+	}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("example decode graph: %w", err)
 	}

@@ -319,14 +319,7 @@ func TestExampleOpRefusesEditedAttrs(t *testing.T) {
 		{"dtypes", layout, wrong},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := tfbridge.NewGraph()
-			defer g.Close()
-			ph, err := g.AddOperation(tfbridge.OpSpec{Type: "Placeholder", Name: "records", Attrs: map[string]any{"dtype": structtensor.String}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			op, err := g.AddOperation(tfbridge.OpSpec{Type: cops.ExampleOpName, Input: []tfbridge.Input{ph.Output(0)},
-				Attrs: map[string]any{"plan": planBytes, "layout": c.layout, "component_dtypes": c.dtypes}})
+			g, ph, op, err := rawExampleOp(t, planBytes, c.layout, c.dtypes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -341,6 +334,22 @@ func TestExampleOpRefusesEditedAttrs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rawExampleOp builds placeholder -> example decode op with the given
+// attributes, as a graph read from a SavedModel may hold them, in a new
+// graph (closed when t ends); the error is AddOperation's.
+func rawExampleOp(t testing.TB, plan, layout []byte, dtypes []structtensor.DType) (*tfbridge.Graph, *tfbridge.Operation, *tfbridge.Operation, error) {
+	t.Helper()
+	g := tfbridge.NewGraph()
+	t.Cleanup(g.Close)
+	ph, err := g.AddOperation(tfbridge.OpSpec{Type: "Placeholder", Name: "records", Attrs: map[string]any{"dtype": structtensor.String}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := g.AddOperation(tfbridge.OpSpec{Type: cops.ExampleOpName, Input: []tfbridge.Input{ph.Output(0)},
+		Attrs: map[string]any{"plan": plan, "layout": layout, "component_dtypes": dtypes}})
+	return g, ph, op, err
 }
 
 // runStruct runs sym and returns its StructTensor.

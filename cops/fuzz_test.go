@@ -132,14 +132,7 @@ func FuzzExampleLayout(f *testing.F) {
 		for i, b := range dtypeBytes {
 			dtypes[i] = fuzzDTypes[int(b)%len(fuzzDTypes)]
 		}
-		g := tfbridge.NewGraph()
-		defer g.Close()
-		ph, err := g.AddOperation(tfbridge.OpSpec{Type: "Placeholder", Name: "records", Attrs: map[string]any{"dtype": structtensor.String}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		op, err := g.AddOperation(tfbridge.OpSpec{Type: cops.ExampleOpName, Input: []tfbridge.Input{ph.Output(0)},
-			Attrs: map[string]any{"plan": p.bytes, "layout": layout, "component_dtypes": dtypes}})
+		g, ph, op, err := rawExampleOp(t, p.bytes, layout, dtypes)
 		if err != nil {
 			return // the graph refuses the node (no kernel is made)
 		}

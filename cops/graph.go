@@ -1,6 +1,7 @@
 package cops
 
 import (
+	"encoding"
 	"fmt"
 
 	"github.com/structtensor/structtensor-go/decode"
@@ -83,36 +84,14 @@ type Options struct {
 // (graphst.Run) yields the StructTensor plan.Decode would
 // return for the same records. It registers the op first (Register).
 func DecodeGraph(g *tfbridge.Graph, records tfbridge.Output, plan *decode.Plan, opts ...Options) (*graphst.Struct, error) {
-	var o Options
-	switch len(opts) {
-	case 0:
-	case 1:
-		o = opts[0]
-	default:
-		return nil, fmt.Errorf("%w: %d Options given, at most one", decode.ErrInput, len(opts))
-	}
-	if err := Register(); err != nil {
-		return nil, err
-	}
 	l, err := LayoutOf(plan)
 	if err != nil {
 		return nil, err
 	}
-	planBytes, err := plan.MarshalBinary()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrPlan, err)
-	}
-	op, err := g.AddOperation(tfbridge.OpSpec{
-		Type:  OpName,
-		Name:  o.Name,
-		Input: []tfbridge.Input{records},
-		Attrs: map[string]any{
-			"plan":           planBytes,
-			"num_partitions": int64(l.NumPartitions),
-			"value_dtypes":   l.ValueDTypes,
-			"num_threads":    int64(o.Threads),
-		},
-	})
+	op, err := addDecodeOp(g, OpName, records, plan, map[string]any{
+		"num_partitions": int64(l.NumPartitions),
+		"value_dtypes":   l.ValueDTypes,
+	}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("decode graph for %s: %w", plan.Message(), err)
 	}
@@ -130,4 +109,29 @@ func DecodeGraph(g *tfbridge.Graph, records tfbridge.Output, plan *decode.Plan, 
 		return nil, fmt.Errorf("decode graph for %s: %w", plan.Message(), err)
 	}
 	return sym, nil
+}
+
+// addDecodeOp is what DecodeGraph and DecodeExampleGraph share: it takes
+// their Options (at most one), registers the ops (Register) and adds an
+// op of type typ reading records, with the plan's byte form, the thread
+// bound and the op's own attrs.
+func addDecodeOp(g *tfbridge.Graph, typ string, records tfbridge.Output, plan encoding.BinaryMarshaler, attrs map[string]any, opts []Options) (*tfbridge.Operation, error) {
+	var o Options
+	switch len(opts) {
+	case 0:
+	case 1:
+		o = opts[0]
+	default:
+		return nil, fmt.Errorf("%w: %d Options given, at most one", decode.ErrInput, len(opts))
+	}
+	if err := Register(); err != nil {
+		return nil, err
+	}
+	planBytes, err := plan.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrPlan, err)
+	}
+	attrs["plan"] = planBytes
+	attrs["num_threads"] = int64(o.Threads)
+	return g.AddOperation(tfbridge.OpSpec{Type: typ, Name: o.Name, Input: []tfbridge.Input{records}, Attrs: attrs})
 }
