@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/structtensor/structtensor-go/internal/unchecked"
 	"github.com/structtensor/structtensor-go/native"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
@@ -201,9 +202,12 @@ func (p *Plan) buildNode(res *native.Result, node, nrows int) (*structtensor.Str
 			if len(splits) != nrows+1 {
 				return nil, fmt.Errorf("decode: internal: field %q has %d splits for %d rows", f.name, len(splits), nrows)
 			}
-			if part, err = structtensor.NewRowSplits(splits); err != nil {
-				return nil, fmt.Errorf("decode: internal: field %q: %w", f.name, err)
+			// The engine writes splits from 0, never decreasing: no second
+			// pass over them (package unchecked says why).
+			if splits[0] != 0 {
+				return nil, fmt.Errorf("decode: internal: field %q: row splits start at %d", f.name, splits[0])
 			}
+			part = unchecked.RowSplits(splits).(*structtensor.RowPartition)
 			count = part.NumValues()
 		}
 		var v structtensor.Value
@@ -249,10 +253,12 @@ func (p *Plan) column(res *native.Result, f *planField, count int) (*structtenso
 			return nil, err
 		}
 		text := f.kind == protoreflect.StringKind && ((f.utf8 && p.flags&flagAcceptInvalidUTF8 == 0) || utf8.Valid(data))
-		t, err := structtensor.NewStringTensor(structtensor.Shape{len(offsets) - 1}, data, offsets, text)
-		if err != nil {
-			return nil, fmt.Errorf("decode: internal: field %q: %w", f.name, err)
+		// The engine writes offsets from 0, never decreasing, ending at
+		// len(data): no second pass over them.
+		if len(offsets) == 0 || offsets[0] != 0 || offsets[len(offsets)-1] != int64(len(data)) {
+			return nil, fmt.Errorf("decode: internal: field %q: %d string offsets do not span its %d bytes", f.name, len(offsets), len(data))
 		}
+		t := unchecked.StringTensor(data, offsets, text).(*structtensor.Tensor)
 		if t.Len() != count {
 			return nil, fmt.Errorf("decode: internal: field %q has %d values, want %d", f.name, t.Len(), count)
 		}
