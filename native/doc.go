@@ -113,14 +113,23 @@
 // bits with three shift-and-select steps; the conversion (truncation to
 // 32 bits, zigzag, bool) and a masked store finish the lanes. Values
 // longer than eight bytes, and a run cut short, go to the scalar decoder
-// one value at a time, which reports errors. Elsewhere the scalar decoder
-// takes eight bytes at a time and decodes the first two values that end in
-// the word with no branch on their lengths (conditional moves, and a
-// store of the second that lands in a scratch slot when it does not end
-// there), about 600 MB/s on flat here against 500 for a loop over every
-// value in the word.
-// STRUCTTENSOR_NATIVE_PORTABLE=1 forces the scalar code, and the
-// sanitizer test compares the two on every packed varint type.
+// one value at a time, which reports errors. Without AVX-512, a loop that
+// finds each value's end from the bytes it has just read waits, value
+// after value, for a load and the scan of its result; instead one step
+// takes a mask of the terminating bytes of the next 64 (SSE2's byte
+// mask, which every x86-64 CPU has), and each value's start and end come
+// from the mask alone (count trailing zeros, clear the lowest bit), so a
+// step's values are independent and overlap in the pipeline: load eight
+// bytes at the start, keep the value's own and squeeze out the
+// continuation bits, with BMI2's bzhi and pext where pext is fast (Intel,
+// AMD from Zen 3) and shifts and masks elsewhere. On flat records, the
+// engine alone on this AMD EPYC: 1650 MB/s with pext, 1120 without,
+// against 890 for the loop before it (eight bytes at a time, two values
+// per word). Values longer than eight bytes, and the last bytes of a
+// record, go to that loop.
+// STRUCTTENSOR_NATIVE_PORTABLE=1 forces the code of CPUs without AVX-512
+// and STRUCTTENSOR_NATIVE_PORTABLE=scalar that of CPUs without BMI2 too;
+// the sanitizer test compares the three on every packed varint type.
 //
 // A plan also carries a mutex-guarded pool of decoders; free every result
 // before its plan.

@@ -30,6 +30,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ST_X86_64 1
+#include <cpuid.h>
 #include <immintrin.h>
 #else
 #define ST_X86_64 0
@@ -488,9 +489,10 @@ size_t st_plan_pool_bytes(const st_plan* plan) {
 }
 
 #ifdef ST_COUNT_DECODERS
-void st_count_packed_runs(int64_t* vector, int64_t* portable) {
+void st_count_packed_runs(int64_t* vector, int64_t* portable, int64_t* pext) {
   *vector = packed_runs_vector.load();
   *portable = packed_runs_portable.load();
+  *pext = packed_runs_pext.load();
 }
 #endif
 

@@ -373,14 +373,19 @@ struct Decoder {
     };
 #if ST_X86_64
     const bool vector = packed_avx512();
+    const bool pext = fast_pext();
 #else
     const bool vector = false;
 #endif
 #ifdef ST_COUNT_DECODERS
     (vector ? packed_runs_vector : packed_runs_portable).fetch_add(1, std::memory_order_relaxed);
+    bool took_pext = false;
 #endif
     // k never passes the reserve: each value written ends in the run.
-    // Eight bytes at a time, the first two values that end in the word
+    // Without AVX-512, 64 bytes at a time by their mask of terminators
+    // (varints_by_mask) while 72 bytes of the record remain; what it
+    // leaves (values longer than eight bytes, the record's last bytes):
+    // eight bytes at a time, the first two values that end in the word
     // decoded from it with no branch on their lengths (a loop with a trip
     // count per word would mispredict on every mix of lengths): the
     // second is stored, and counted, only when it ends in the word. The
@@ -395,6 +400,23 @@ struct Decoder {
         continue;
       }
 #endif
+      if (rec_end - p >= 72) {
+#if ST_X86_64
+        const uint8_t* r = pext ? varints_pext(p, q, rec_end, out, &k, conv) : varints_portable(p, q, rec_end, out, &k, conv);
+#else
+        const uint8_t* r = varints_portable(p, q, rec_end, out, &k, conv);
+#endif
+        if (r != p) {
+#if defined(ST_COUNT_DECODERS) && ST_X86_64
+          if (pext && !took_pext) {
+            took_pext = true;
+            packed_runs_pext.fetch_add(1, std::memory_order_relaxed);
+          }
+#endif
+          p = r;
+          continue;
+        }
+      }
       uint64_t stop = 0, w = 0;
       if (rec_end - p >= 8) {
         memcpy(&w, p, 8);

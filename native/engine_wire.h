@@ -103,6 +103,126 @@ inline uint64_t squeeze7(uint64_t x) {
   return ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
 }
 
+// stop_bits64 returns a bit per byte of the 64 at p, set where the byte
+// ends a varint (its top bit is clear), byte i at bit i.
+inline uint64_t stop_bits64(const uint8_t* p) {
+#if ST_X86_64
+  // SSE2's byte mask, which every x86-64 CPU has.
+  uint64_t cont = 0;
+  for (int i = 0; i < 4; i++) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+    cont |= uint64_t(uint32_t(_mm_movemask_epi8(v))) << (16 * i);
+  }
+  return ~cont;
+#else
+  // Each word's top bits gathered into a byte by one multiply: byte i's
+  // bit lands at bit 56 + i, with no carries between them.
+  uint64_t stop = 0;
+  for (int i = 0; i < 8; i++) {
+    uint64_t w;
+    memcpy(&w, p + 8 * i, 8);
+    stop |= (((~w >> 7) & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56 << (8 * i);
+  }
+  return stop;
+#endif
+}
+
+// varints_by_mask decodes the packed varints of [p, q) into out[*k...]
+// for as long as they are at most eight bytes long and complete, reading
+// no further than readable (at least q). It returns where it stopped: q,
+// or the start of a value it leaves to the general decoder (longer than
+// eight bytes, cut short by the end of the run, or too near readable).
+//
+// It is the decoder of CPUs without AVX-512. A loop that finds each
+// value's end from the bytes it has just read waits, value after value,
+// for a load and the scan of its result. Here one step takes the
+// terminating bytes of the next 64 at once (a 64-bit mask); each value's
+// start and end then come from the mask alone (count trailing zeros,
+// clear the lowest bit), so the values of a step are independent and
+// overlap in the pipeline: load eight bytes at the start, keep the
+// value's own, squeeze out the continuation bits (Bits::value), store.
+// The only branches are the end of a step's mask and a value longer than
+// eight bytes, both rare, whatever the mix of lengths.
+template <class Bits, class T, class Conv>
+__attribute__((always_inline)) inline const uint8_t* varints_by_mask(const uint8_t* p, const uint8_t* q, const uint8_t* readable,
+                                                                     T* out, size_t* k, Conv conv) {
+  size_t n = *k;
+  // A step reads 64 bytes, and a value starting in them 8 bytes from its
+  // start.
+  while (p < q && readable - p >= 72) {
+    uint64_t stop = stop_bits64(p);
+    size_t avail = size_t(q - p);
+    if (avail < 64) stop &= (uint64_t(1) << avail) - 1;
+    if (stop == 0) break;
+    unsigned start = 0;
+    do {
+      unsigned end = unsigned(__builtin_ctzll(stop));
+      unsigned len = end + 1 - start;
+      if (__builtin_expect(len > 8, 0)) {
+        *k = n;
+        return p + start;
+      }
+      uint64_t w;
+      memcpy(&w, p + start, 8);
+      T t = conv(Bits::value(w, len));
+      memcpy(out + n, &t, sizeof(T));
+      n++;
+      start = end + 1;
+      stop &= stop - 1;
+    } while (stop);
+    p += start;
+  }
+  *k = n;
+  return p;
+}
+
+// The value of a varint of len bytes (1 to 8) held little-endian in w,
+// which may hold more bytes above it.
+struct BitsSqueeze {
+  static inline uint64_t value(uint64_t w, unsigned len) { return squeeze7(w & (~uint64_t(0) >> (64 - 8 * len))); }
+};
+
+template <class T, class Conv>
+const uint8_t* varints_portable(const uint8_t* p, const uint8_t* q, const uint8_t* readable, T* out, size_t* k, Conv conv) {
+  return varints_by_mask<BitsSqueeze>(p, q, readable, out, k, conv);
+}
+
+#if ST_X86_64
+#define ST_BMI2_TARGET __attribute__((target("bmi,bmi2")))
+// With BMI2 the value is two instructions: the len bytes (bzhi), their
+// low seven bits each, packed (pext).
+struct BitsPext {
+  ST_BMI2_TARGET static inline uint64_t value(uint64_t w, unsigned len) { return _pext_u64(_bzhi_u64(w, 8 * len), 0x7f7f7f7f7f7f7f7full); }
+};
+template <class T, class Conv>
+ST_BMI2_TARGET __attribute__((flatten)) const uint8_t* varints_pext(const uint8_t* p, const uint8_t* q, const uint8_t* readable,
+                                                                    T* out, size_t* k, Conv conv) {
+  return varints_by_mask<BitsPext>(p, q, readable, out, k, conv);
+}
+
+// fast_pext tells whether packed varints without AVX-512 take the pext
+// decoder: the CPU has BMI2 with a fast pext, which every Intel CPU with
+// BMI2 has and AMD's from Zen 3 (family 0x19) on; earlier AMD CPUs (Zen 1
+// and 2, family 0x17, and the 0x15 ones with BMI2) run it in microcode,
+// tens to hundreds of cycles. STRUCTTENSOR_NATIVE_PORTABLE=scalar forces
+// the decoder of CPUs without BMI2 (the sanitizer test compares it too).
+bool fast_pext() {
+  static const bool on = [] {
+    const char* portable = getenv("STRUCTTENSOR_NATIVE_PORTABLE");
+    if (portable && strcmp(portable, "scalar") == 0) return false;
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("bmi2")) return false;
+    if (__builtin_cpu_is("intel")) return true;
+    unsigned a, b, c, d;
+    if (!__builtin_cpu_is("amd") || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+    unsigned family = (a >> 8) & 0xf;
+    if (family == 0xf) family += (a >> 20) & 0xff;
+    return family >= 0x19;
+  }();
+  return on;
+}
+#endif
+
 // valid_utf8 matches Go's utf8.Valid: no overlong forms, no surrogates,
 // nothing past U+10FFFF.
 bool valid_utf8(const uint8_t* s, size_t n) {
@@ -158,8 +278,9 @@ bool valid_utf8(const uint8_t* s, size_t n) {
 
 #ifdef ST_COUNT_DECODERS
 // Packed runs decoded by each decoder, in test builds (the sanitizer
-// runner), so that a test knows which one ran.
-std::atomic<int64_t> packed_runs_vector{0}, packed_runs_portable{0};
+// runner), so that a test knows which one ran: AVX-512, portable (of
+// them, those that took the pext decoder: packed_runs_pext).
+std::atomic<int64_t> packed_runs_vector{0}, packed_runs_portable{0}, packed_runs_pext{0};
 #endif
 
 #if ST_X86_64

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,7 +127,7 @@ func TestEngineUnderSanitizers(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, args := range [][]string{{recFile, "each", "1"}, {validFile, "3", "4"}, {recFile, "1", "2"}} {
-			runBothDecoders(t, runner, m, append([]string{planFile}, args...))
+			runEveryDecoder(t, runner, m, append([]string{planFile}, args...))
 		}
 	}
 	// Packed varints of every length (1 to 10 bytes, a few overlong or
@@ -165,11 +166,18 @@ func TestEngineUnderSanitizers(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, args := range [][]string{{file, "2", "1"}, {file, "each", "1"}} {
-				if vector := runBothDecoders(t, runner, name, append([]string{planFile}, args...)); vector == 0 {
+				vector, pext := runEveryDecoder(t, runner, name, append([]string{planFile}, args...))
+				if vector == 0 {
 					if cpuHasVBMI2(t) {
 						t.Fatalf("%s %v: the CPU has AVX-512 VBMI2 but no packed run took the vector decoder", name, args)
 					}
 					t.Logf("%s %v: the CPU lacks AVX-512 VBMI2: portable decoder only", name, args)
+				}
+				if pext == 0 {
+					if cpuHasFastPext(t) {
+						t.Fatalf("%s %v: the CPU has a fast pext but no portable packed run took the pext decoder", name, args)
+					}
+					t.Logf("%s %v: no fast pext on this CPU: the pext decoder is not compared", name, args)
 				}
 			}
 		}
@@ -197,16 +205,19 @@ func TestEngineUnderSanitizers(t *testing.T) {
 	}
 }
 
-// runBothDecoders runs the runner with args twice, with the CPU-specific
-// packed-varint decoder (AVX-512 where the CPU has it) and with the
-// portable one: the outputs (checksums, counts, errors) must agree. The
-// runner's last line says how many packed runs each decoder took: the
-// forced-portable run must take the portable one only, and the other run
-// returns its count of vector runs.
-func runBothDecoders(t *testing.T, runner, name string, args []string) (vectorRuns int64) {
+// runEveryDecoder runs the runner with args three times: with the
+// CPU-specific packed-varint decoder (AVX-512 where the CPU has it), with
+// the portable one (STRUCTTENSOR_NATIVE_PORTABLE=1: the pext decoder where
+// the CPU has a fast pext) and with the portable one without BMI2
+// (STRUCTTENSOR_NATIVE_PORTABLE=scalar): the outputs (checksums, counts,
+// errors) must agree. The runner's last line says how many packed runs
+// each decoder took: the forced-portable runs must take the portable one
+// only, the scalar run never the pext decoder; it returns the first
+// run's count of vector runs and the second's of pext runs.
+func runEveryDecoder(t *testing.T, runner, name string, args []string) (vectorRuns, pextRuns int64) {
 	t.Helper()
-	var outs [2]string
-	for i, portable := range []string{"0", "1"} {
+	var outs [3]string
+	for i, portable := range []string{"0", "1", "scalar"} {
 		cmd := exec.Command(runner, args...)
 		cmd.Env = append(os.Environ(), "STRUCTTENSOR_NATIVE_PORTABLE="+portable)
 		var stderr bytes.Buffer
@@ -216,25 +227,65 @@ func runBothDecoders(t *testing.T, runner, name string, args []string) (vectorRu
 			t.Fatalf("%s %v (portable=%s): %v\n%s\n%s", name, args, portable, err, out, stderr.String())
 		}
 		body, last, _ := strings.Cut(strings.TrimSuffix(string(out), "\n"), "\ndecoders ")
-		var vector, scalar int64
-		if _, err := fmt.Sscanf(last, "packed_vector=%d packed_portable=%d", &vector, &scalar); err != nil {
+		var vector, scalar, pext int64
+		if _, err := fmt.Sscanf(last, "packed_vector=%d packed_portable=%d packed_pext=%d", &vector, &scalar, &pext); err != nil {
 			t.Fatalf("%s %v (portable=%s): no decoder counts in the output: %q", name, args, portable, out)
 		}
-		if portable == "1" && vector != 0 {
-			t.Fatalf("%s %v: STRUCTTENSOR_NATIVE_PORTABLE=1, yet %d packed runs took the vector decoder", name, args, vector)
-		}
-		if portable == "0" {
+		switch portable {
+		case "0":
 			vectorRuns = vector
 			if vector > 0 && scalar > 0 {
 				t.Fatalf("%s %v: %d packed runs took the portable decoder beside %d vector ones", name, args, scalar, vector)
 			}
+		case "1":
+			pextRuns = pext
+			if vector != 0 {
+				t.Fatalf("%s %v: STRUCTTENSOR_NATIVE_PORTABLE=1, yet %d packed runs took the vector decoder", name, args, vector)
+			}
+		case "scalar":
+			if vector != 0 || pext != 0 {
+				t.Fatalf("%s %v: STRUCTTENSOR_NATIVE_PORTABLE=scalar, yet %d packed runs took the vector decoder and %d the pext one", name, args, vector, pext)
+			}
 		}
 		outs[i] = strings.Split(body, " mb_per_cpu_s=")[0]
 	}
-	if outs[0] != outs[1] {
-		t.Fatalf("%s %v: the portable decoders disagree:\n%s\n%s", name, args, outs[0], outs[1])
+	for i := 1; i < len(outs); i++ {
+		if outs[i] != outs[0] {
+			t.Fatalf("%s %v: the packed decoders disagree:\n%s\n%s", name, args, outs[0], outs[i])
+		}
 	}
-	return vectorRuns
+	return vectorRuns, pextRuns
+}
+
+// cpuHasFastPext reports whether the CPU is one the engine gives the pext
+// decoder (fast_pext in engine_wire.h): BMI2, and Intel or AMD from
+// family 0x19 (Zen 3) on.
+func cpuHasFastPext(t *testing.T) bool {
+	info, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Logf("cannot read /proc/cpuinfo: %v", err)
+		return false
+	}
+	var vendor string
+	family, bmi2 := -1, false
+	for _, line := range strings.Split(string(info), "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(key) {
+		case "vendor_id":
+			vendor = strings.TrimSpace(val)
+		case "cpu family":
+			fmt.Sscan(val, &family)
+		case "flags":
+			bmi2 = slices.Contains(strings.Fields(val), "bmi2")
+		}
+		if vendor != "" && family >= 0 && strings.HasPrefix(strings.TrimSpace(key), "flags") {
+			break
+		}
+	}
+	return bmi2 && (vendor == "GenuineIntel" || (vendor == "AuthenticAMD" && family >= 0x19))
 }
 
 // cpuHasVBMI2 reports whether the CPU has every feature the vector
