@@ -30,6 +30,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402
 
 from test_dataview import ROOT  # noqa: E402
+from tfio_reference import assert_same  # noqa: E402
 
 _cases = None
 
@@ -119,20 +120,6 @@ def run_op(ops, case, records):
             values[c["path"]] = t
     return {p: tf.RaggedTensor.from_nested_row_splits(v, splits[p], validate=True) if p in splits else v
             for p, v in values.items()}
-
-
-def bits(a):
-    a = np.asarray(a)
-    return a.view(np.uint32) if a.dtype == np.float32 else a
-
-
-def assert_same(got, want, what):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, f"{what}: shape {got.shape} vs {want.shape}"
-    if got.dtype == object:
-        assert got.tolist() == want.tolist(), what
-    else:
-        np.testing.assert_array_equal(bits(got), bits(want), err_msg=what)
 
 
 def all_splits(rt):

@@ -54,13 +54,20 @@ def parse(spec, sequence, records):
     return {n: got[k] for n, (k, _) in ctx.items()}
 
 
-def assert_same_tf(got, want, what):
+def bits(a):
+    """a's values, float32 ones as their bits (NaNs compare)."""
+    a = np.asarray(a)
+    return a.view(np.uint32) if a.dtype == np.float32 else a
+
+
+def assert_same(got, want, what):
+    """Equal shapes and values, floats bit for bit."""
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape, f"{what}: shape {got.shape}, tf.io {want.shape}"
     if want.dtype == object:
         assert got.tolist() == want.tolist(), what
     else:
-        np.testing.assert_array_equal(got, want, err_msg=what)
+        np.testing.assert_array_equal(bits(got), bits(want), err_msg=what)
 
 
 def check_against_tf(name, outputs, want):
@@ -75,16 +82,16 @@ def check_against_tf(name, outputs, want):
         g, what = outputs[path], f"{name} {path} against tf.io"
         if isinstance(w, tf.SparseTensor):
             sp = g.to_sparse()
-            assert_same_tf(sp.indices, w.indices, what + " indices")
-            assert_same_tf(sp.values, w.values, what + " values")
+            assert_same(sp.indices, w.indices, what + " indices")
+            assert_same(sp.values, w.values, what + " values")
         elif isinstance(w, tf.RaggedTensor):
             assert isinstance(g, tf.RaggedTensor), f"{what}: {type(g)}"
             assert g.ragged_rank == w.ragged_rank, f"{what}: ragged rank {g.ragged_rank}, tf.io {w.ragged_rank}"
             for i, (gs, ws) in enumerate(zip(g.nested_row_splits, w.nested_row_splits)):
-                assert_same_tf(gs, ws, f"{what} row_splits {i}")
-            assert_same_tf(g.flat_values, w.flat_values, what + " values")
+                assert_same(gs, ws, f"{what} row_splits {i}")
+            assert_same(g.flat_values, w.flat_values, what + " values")
         else:
             if isinstance(g, tf.RaggedTensor):
                 g = g.to_tensor(default_value=b"" if g.dtype == tf.string else 0, shape=w.shape)
-            assert_same_tf(g, w, what)
+            assert_same(g, w, what)
     return len(want)
