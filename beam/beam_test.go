@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,15 +111,16 @@ func batchLines(b RecordBatch, emit func(string)) {
 	}
 }
 
-// singleProcess decodes every file matching glob in one process, the
-// reference the pipelines are compared with.
-func singleProcess(t testing.TB, glob string, opts DecodeOptions) []any {
+// decodeFiles decodes every file matching glob in one process, the
+// reference the pipelines are compared with, and calls each with each
+// file's rows and the byte offset of each row's record.
+func decodeFiles(t testing.TB, glob string, opts DecodeOptions, each func(path string, positions []int64, st *structtensor.StructTensor)) {
 	plan, err := compilePlan(opts.DescriptorSet, opts.Message, opts.Paths)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer plan.Close()
 	files, _ := filepath.Glob(glob)
-	var out []any
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -139,6 +141,14 @@ func singleProcess(t testing.TB, glob string, opts DecodeOptions) []any {
 		if err != nil {
 			t.Fatal(err)
 		}
+		each(f, pos, st)
+	}
+}
+
+// singleProcess returns the rows of decodeFiles as rowLine lines.
+func singleProcess(t testing.TB, glob string, opts DecodeOptions) []any {
+	var out []any
+	decodeFiles(t, glob, opts, func(f string, pos []int64, st *structtensor.StructTensor) {
 		js, err := structtensor.ToJSONLines(st)
 		if err != nil {
 			t.Fatal(err)
@@ -146,7 +156,7 @@ func singleProcess(t testing.TB, glob string, opts DecodeOptions) []any {
 		for i, l := range strings.Split(strings.TrimSuffix(string(js), "\n"), "\n") {
 			out = append(out, rowLine(f, pos[i], l))
 		}
-	}
+	})
 	return out
 }
 
@@ -185,6 +195,100 @@ func TestDecodeEqualsSingleProcess(t *testing.T) {
 					t.Fatal(err)
 				}
 			})
+		}
+	}
+}
+
+// TestReadPartsEqualsSingleProcess: the rows of the parts of ReadParts,
+// each decoded in its own branch and flattened, equal the single process
+// decode of the same files row for row, with the large file cut between
+// parts at arbitrary offsets and the compressed files whole in one part.
+func TestReadPartsEqualsSingleProcess(t *testing.T) {
+	dir := t.TempDir()
+	dataset(t, dir, 24, 3000)
+	glob := filepath.Join(dir, "*.tfrecord")
+	opts := DecodeOptions{DescriptorSet: descriptorSet(t), Message: recipe}
+	want := singleProcess(t, glob, opts)
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			p, s := beamsdk.NewPipelineWithRoot()
+			parts, err := ReadParts(s, glob, 3, ReadOptions{SplitSize: 65521, BatchBytes: 3000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []beamsdk.PCollection
+			for _, batches := range parts {
+				rows, err := Decode(s, batches, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines = append(lines, beamsdk.ParDo(s, rowLines, rows))
+			}
+			passert.Equals(s, beamsdk.Flatten(s, lines...), want...)
+			if err := mode.run(t, p, runOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	_, s := beamsdk.NewPipelineWithRoot()
+	if _, err := ReadParts(s, glob, 0, ReadOptions{}); err == nil {
+		t.Error("ReadParts took 0 parts")
+	}
+}
+
+// TestPartRanges: whatever the files' sizes and the number of parts,
+// every byte of every file is in exactly one part, every file has its
+// first byte in exactly one part (the one that reads a file which cannot
+// be cut), ranges are never empty unless the file is, and the parts'
+// sizes differ by at most one byte.
+func TestPartRanges(t *testing.T) {
+	for _, sizes := range [][]int64{
+		{0}, {0, 0, 0}, {1}, {5, 0, 7}, {1 << 40, 3, 0}, {100, 100, 100, 100}, {0, 9, 0, 0, 1, 0},
+		{4096, 17, 65536, 1, 1, 300000},
+	} {
+		for parts := 1; parts <= 7; parts++ {
+			covered := make([][]int, len(sizes)) // part per byte, for small files
+			firsts := make([]int, len(sizes))
+			partBytes := make([]int64, parts)
+			for part := range parts {
+				err := partRanges(sizes, part, parts, func(i int, start, end int64, first bool) error {
+					if start < 0 || end > sizes[i] || start > end || start == end && sizes[i] > 0 {
+						t.Errorf("sizes %v, part %d of %d: file %d range [%d, %d)", sizes, part, parts, i, start, end)
+					}
+					if first != (start == 0 && (end > 0 || sizes[i] == 0)) {
+						t.Errorf("sizes %v, part %d of %d: file %d range [%d, %d) first %v", sizes, part, parts, i, start, end, first)
+					}
+					if first {
+						firsts[i]++
+					}
+					partBytes[part] += end - start
+					if sizes[i] < 1<<20 {
+						if covered[i] == nil {
+							covered[i] = make([]int, sizes[i])
+						}
+						for b := start; b < end; b++ {
+							covered[i][b]++
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range sizes {
+				if firsts[i] != 1 {
+					t.Errorf("sizes %v, %d parts: file %d has its first byte in %d parts", sizes, parts, i, firsts[i])
+				}
+				for b, n := range covered[i] {
+					if n != 1 {
+						t.Errorf("sizes %v, %d parts: byte %d of file %d is in %d parts", sizes, parts, b, i, n)
+					}
+				}
+			}
+			if lo, hi := slices.Min(partBytes), slices.Max(partBytes); hi-lo > 1 {
+				t.Errorf("sizes %v, %d parts: parts of %v bytes", sizes, parts, partBytes)
+			}
 		}
 	}
 }

@@ -92,25 +92,57 @@
 // be recognised; WorkerMain removes the quotes.
 //
 // Prism starts one worker per environment, and a Go harness is one
-// process. With STRUCTTENSOR_BEAM_PROCESSES=N in the environment
-// config's "env" map, the booted worker starts N harness processes and
-// relays the Fn API between them and Prism, each bundle to one process,
-// so that one machine can run a pipeline as N workers would.
+// process. With STRUCTTENSOR_BEAM_PROCESSES=N (ProcessesEnv) in the
+// environment config's "env" map, the booted worker starts N harness
+// processes and relays the Fn API between them and Prism, each bundle to
+// one process, so that one machine can run a pipeline as N workers would.
+// With STRUCTTENSOR_BEAM_CPUS (CPUsEnv) as well, each harness process runs
+// all its threads on one CPU of the list and Go code on one thread: one
+// process is one core's worth of worker, as on a cluster of one-core
+// machines, and the decoding engine uses one thread per batch
+// (DecodeOptions.Threads, default 1) on that core.
 //
-// Prism (v2.77.0) runs all pending elements of a stage as one bundle, and
-// splits a bundle only when a progress report shows no element counted
-// since the last one; a Read that emits batches steadily never looks
-// stalled, so one Read runs as one bundle in one process. Bundles of
-// different stages run side by side: a pipeline that should use several
-// processes on Prism reads its files in branches (one Read and Decode per
-// part of the files, the Rows flattened after Decode, so that each branch
-// decodes in its own stage). Runners of clusters split reads themselves
-// and need no branches.
+// # Parallel reads
+//
+// How a runner spreads one Read over workers is its own affair. Cluster
+// runners split the Read's restrictions (the 64 MiB ranges of
+// ReadOptions.SplitSize) among workers, and rebalance while reading.
+// Prism (v2.77.0) does less, and what it does decides what a pipeline can
+// ask of it:
+//
+//   - A stage's pending elements all go into one bundle, and a stage's
+//     input becomes pending when the upstream bundle that produced it
+//     ends; the initial splits of a Read are such elements, so they run
+//     one after another in one bundle in one process.
+//   - Prism splits a running bundle only when a progress report shows no
+//     element counted anywhere in it since the last report (the first
+//     after 100 ms); a Read that emits batches steadily never looks
+//     stalled, so it is never split.
+//   - A Reshuffle is only a fusion break: the elements after it still
+//     reach the next stage together, as one bundle.
+//   - A splittable DoFn that checkpoints itself (returns
+//     sdf.ResumeProcessingIn), which Prism runs as a new bundle per
+//     resumption, makes its output PCollection unbounded in Beam's Go SDK,
+//     which turns a batch pipeline into a streaming one.
+//   - Bundles of different stages run side by side, up to 8 at a time.
+//
+// So the one way to have Prism decode on several workers at once is
+// several stages: ReadParts divides the files' bytes into n parts of
+// about equal size, each read by a branch of its own (its own Impulse,
+// glob match and reader), and the steps a user applies to each part
+// (Decode, a count, statistics) fuse into that branch's stage. Prism runs
+// the branches' bundles at once, and a relaying worker hands each to the
+// process with the least work in flight. A file may be cut between parts;
+// its ranges are read as the splits of one Read are, and one coverage
+// check over all parts proves that every byte of every file was read
+// exactly once. On a cluster the parts cost nothing but n listings of the
+// glob: each part is split further by the runner.
 //
 // BenchmarkPrismWorkers (make beam-bench) decodes at least 1 GiB of
-// TFRecords in one process with one plan, and by a pipeline of two such
-// branches on Prism with one and with two worker processes, each pinned
-// to a CPU of its own; it reports MB per CPU-second of each (the
-// pipelines' counting this process, which hosts Prism, and every worker
-// process) and the wall-clock speedup of two workers over one.
+// TFRecords in one process with one plan, and by a pipeline of ReadParts
+// with two parts on Prism with one and with two worker processes, each
+// pinned to a CPU of its own (CPUsEnv); it reports MB per CPU-second of
+// each (of the worker processes; the launcher's CPU, which stages the
+// worker binary and runs Prism, apart) and the wall-clock speedup of two
+// workers over one.
 package beam

@@ -20,13 +20,14 @@ import (
 
 func init() {
 	beamsdk.RegisterType(reflect.TypeOf((*File)(nil)).Elem())
+	beamsdk.RegisterType(reflect.TypeOf((*fileRange)(nil)).Elem())
 	beamsdk.RegisterType(reflect.TypeOf((*RecordBatch)(nil)).Elem())
 	beamsdk.RegisterType(reflect.TypeOf((*splitSpan)(nil)).Elem())
-	register.DoFn3x1[context.Context, []byte, func(File), error](&matchFn{})
-	register.DoFn5x1[context.Context, *sdf.LockRTracker, File, func(RecordBatch), func(splitSpan), error](&readFn{})
+	register.DoFn3x1[context.Context, []byte, func(fileRange), error](&matchFn{})
+	register.DoFn5x1[context.Context, *sdf.LockRTracker, fileRange, func(RecordBatch), func(splitSpan), error](&readFn{})
 	register.Function1x2[splitSpan, string, splitSpan](keySpan)
 	register.Function2x1[string, func(*splitSpan) bool, error](checkSpans)
-	register.Emitter1[File]()
+	register.Emitter1[fileRange]()
 	register.Emitter1[RecordBatch]()
 	register.Emitter1[splitSpan]()
 	register.Iter1[splitSpan]()
@@ -120,39 +121,149 @@ func (b RecordBatch) Len() int { return len(b.Positions) }
 // file and the byte offset; see the package documentation for how split
 // reads prove that they covered every byte.
 func Read(s beamsdk.Scope, glob string, opts ReadOptions) (beamsdk.PCollection, error) {
-	s = s.Scope("structtensor.Read")
-	opts, compression, err := opts.withDefaults()
+	parts, err := readParts(s.Scope("structtensor.Read"), glob, 1, opts)
 	if err != nil {
 		return beamsdk.PCollection{}, err
 	}
-	if opts.Format != TFRecord && opts.Format != Delimited {
-		return beamsdk.PCollection{}, fmt.Errorf("structtensor/beam: unknown format %q (want %q or %q)", opts.Format, TFRecord, Delimited)
-	}
-	files := beamsdk.ParDo(s, &matchFn{Glob: glob, Format: opts.Format, Compression: compression, Whole: opts.Whole},
-		beamsdk.Impulse(s))
-	batches, spans := beamsdk.ParDo2(s, &readFn{Format: opts.Format, SplitSize: opts.SplitSize,
-		BatchBytes: opts.BatchBytes, MaxRecordSize: opts.MaxRecordSize}, files)
-	beamsdk.ParDo0(s, checkSpans, beamsdk.GroupByKey(s, beamsdk.ParDo(s, keySpan, spans)))
-	return batches, nil
+	return parts[0], nil
 }
 
-// matchFn expands the glob and decides per file how it is read.
+// ReadParts is Read with the files' bytes divided into n parts of about
+// equal size, each read by a separate branch of the pipeline: the result
+// holds each part's RecordBatch elements. Steps applied to one part are
+// fused with its read, so the parts' decoding runs in n stages of their
+// own, which a runner that runs a stage's pending elements as one bundle
+// (Prism) runs side by side on its workers; flatten the parts once they
+// are small (counted, summarised), not before the costly steps. A file
+// may be cut between parts: its byte ranges are read and checked for
+// coverage as splits of one read are (compressed, delimited and
+// ReadOptions.Whole files are never cut, and go to the part where their
+// first byte falls). Each part lists the glob itself when the pipeline
+// runs. See "Parallel reads" in the package documentation.
+func ReadParts(s beamsdk.Scope, glob string, n int, opts ReadOptions) ([]beamsdk.PCollection, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("structtensor/beam: ReadParts: %d parts (want at least 1)", n)
+	}
+	return readParts(s.Scope("structtensor.ReadParts"), glob, n, opts)
+}
+
+func readParts(s beamsdk.Scope, glob string, n int, opts ReadOptions) ([]beamsdk.PCollection, error) {
+	opts, compression, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Format != TFRecord && opts.Format != Delimited {
+		return nil, fmt.Errorf("structtensor/beam: unknown format %q (want %q or %q)", opts.Format, TFRecord, Delimited)
+	}
+	read := &readFn{Format: opts.Format, SplitSize: opts.SplitSize, BatchBytes: opts.BatchBytes, MaxRecordSize: opts.MaxRecordSize}
+	out := make([]beamsdk.PCollection, n)
+	spans := make([]beamsdk.PCollection, n)
+	for part := range n {
+		ps := s
+		if n > 1 {
+			ps = s.Scope(fmt.Sprintf("part%d", part))
+		}
+		ranges := beamsdk.ParDo(ps, &matchFn{Glob: glob, Format: opts.Format, Compression: compression, Whole: opts.Whole,
+			Part: part, Parts: n}, beamsdk.Impulse(ps))
+		out[part], spans[part] = beamsdk.ParDo2(ps, read, ranges)
+	}
+	all := spans[0]
+	if n > 1 {
+		all = beamsdk.Flatten(s, spans...)
+	}
+	beamsdk.ParDo0(s, checkSpans, beamsdk.GroupByKey(s, beamsdk.ParDo(s, keySpan, all)))
+	return out, nil
+}
+
+// matchFn expands the glob, decides per file how it is read and emits the
+// byte ranges of part Part of Parts (see partRanges).
 type matchFn struct {
 	Glob        string
 	Format      Format
 	Compression tfrecord.Compression
 	Whole       bool
+	Part, Parts int
 }
 
-func (fn *matchFn) ProcessElement(ctx context.Context, _ []byte, emit func(File)) error {
-	return matchFiles(ctx, fn.Glob, func(fs filesystem.Interface, p string) error {
-		f, err := fn.file(ctx, fs, p)
+// fileRange is a file and the bytes [Start, End) of it one read covers:
+// all of it for a file read whole.
+type fileRange struct {
+	File       File
+	Start, End int64
+}
+
+func (fn *matchFn) ProcessElement(ctx context.Context, _ []byte, emit func(fileRange)) error {
+	type listed struct {
+		path string
+		size int64
+	}
+	var files []listed
+	var fs filesystem.Interface
+	err := matchFiles(ctx, fn.Glob, func(f filesystem.Interface, p string) error {
+		size, err := f.Size(ctx, p)
+		if err != nil {
+			return fmt.Errorf("structtensor/beam: %s: %w", p, err)
+		}
+		fs = f
+		files = append(files, listed{p, size})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sizes := make([]int64, len(files))
+	for i, f := range files {
+		sizes[i] = f.size
+	}
+	return partRanges(sizes, fn.Part, max(fn.Parts, 1), func(i int, start, end int64, first bool) error {
+		f, err := fn.file(ctx, fs, files[i].path, files[i].size)
 		if err != nil {
 			return err
 		}
-		emit(f)
+		switch {
+		case !f.Whole:
+			emit(fileRange{File: f, Start: start, End: end})
+		case first:
+			emit(fileRange{File: f, Start: 0, End: f.Size})
+		}
 		return nil
 	})
+}
+
+// partRanges calls each with the byte ranges of the files (of the given
+// sizes, in order) that fall in part part of parts: the files' bytes laid
+// end to end are cut into parts of equal length, and part k holds the
+// bytes [k*total/parts, (k+1)*total/parts) of that sequence. first says
+// that the range holds the file's first byte (for an empty file, that the
+// file's place in the sequence is in this part), the part that reads a
+// file which cannot be cut. Every byte of every file is in exactly one
+// part's ranges, and every file has its first byte in exactly one part.
+func partRanges(sizes []int64, part, parts int, each func(i int, start, end int64, first bool) error) error {
+	var total int64
+	for _, n := range sizes {
+		total += n
+	}
+	// cut(k) is total*k/parts rounded down, computed without the
+	// product total*k, which could overflow.
+	cut := func(k int) int64 {
+		q, r := total/int64(parts), total%int64(parts)
+		return q*int64(k) + r*int64(k)/int64(parts)
+	}
+	lo, hi := cut(part), cut(part+1)
+	var at int64 // where file i starts in the sequence
+	for i, n := range sizes {
+		start, end := max(lo-at, 0), min(hi-at, n)
+		// The file's first byte (its place, when it is empty) is in this
+		// part; the last part also takes empty files at the very end.
+		first := at >= lo && (at < hi || part == parts-1 && at == hi)
+		if start < end || first {
+			if err := each(i, start, max(start, end), first); err != nil {
+				return err
+			}
+		}
+		at += n
+	}
+	return nil
 }
 
 // matchFiles calls each for every file glob matches, in path order (so a
@@ -180,12 +291,8 @@ func matchFiles(ctx context.Context, glob string, each func(fs filesystem.Interf
 	return nil
 }
 
-func (fn *matchFn) file(ctx context.Context, fs filesystem.Interface, path string) (File, error) {
-	f := File{Path: path, Compression: fn.Compression, Whole: fn.Whole || fn.Format == Delimited}
-	var err error
-	if f.Size, err = fs.Size(ctx, path); err != nil {
-		return f, fmt.Errorf("structtensor/beam: %s: %w", path, err)
-	}
+func (fn *matchFn) file(ctx context.Context, fs filesystem.Interface, path string, size int64) (File, error) {
+	f := File{Path: path, Size: size, Compression: fn.Compression, Whole: fn.Whole || fn.Format == Delimited}
 	rc, err := fs.OpenRead(ctx, path)
 	if err != nil {
 		return f, fmt.Errorf("structtensor/beam: %s: %w", path, err)
@@ -220,8 +327,9 @@ type splitSpan struct {
 
 // readFn is the splittable reader. A whole-file read has the restriction
 // [0, 1) (one position, so it cannot be split) and reads the file through;
-// a split read has [0, Size) and claims each record by the byte offset
-// where its framing starts.
+// a split read has its range's bytes (all the file's, [0, Size), unless
+// ReadParts cut it) and claims each record by the byte offset where its
+// framing starts.
 type readFn struct {
 	Format        Format
 	SplitSize     int64
@@ -229,23 +337,23 @@ type readFn struct {
 	MaxRecordSize int64
 }
 
-func (fn *readFn) CreateInitialRestriction(f File) offsetrange.Restriction {
-	if f.Whole {
+func (fn *readFn) CreateInitialRestriction(r fileRange) offsetrange.Restriction {
+	if r.File.Whole {
 		return offsetrange.Restriction{Start: 0, End: 1}
 	}
-	return offsetrange.Restriction{Start: 0, End: f.Size}
+	return offsetrange.Restriction{Start: r.Start, End: r.End}
 }
 
-func (fn *readFn) SplitRestriction(f File, rest offsetrange.Restriction) []offsetrange.Restriction {
-	if f.Whole {
+func (fn *readFn) SplitRestriction(r fileRange, rest offsetrange.Restriction) []offsetrange.Restriction {
+	if r.File.Whole {
 		return []offsetrange.Restriction{rest}
 	}
 	return rest.SizedSplits(fn.SplitSize)
 }
 
-func (fn *readFn) RestrictionSize(f File, rest offsetrange.Restriction) float64 {
-	if f.Whole {
-		return float64(f.Size)
+func (fn *readFn) RestrictionSize(r fileRange, rest offsetrange.Restriction) float64 {
+	if r.File.Whole {
+		return float64(r.File.Size)
 	}
 	return rest.Size()
 }
@@ -254,7 +362,8 @@ func (fn *readFn) CreateTracker(rest offsetrange.Restriction) *sdf.LockRTracker 
 	return sdf.NewLockRTracker(offsetrange.NewTracker(rest))
 }
 
-func (fn *readFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, f File, emit func(RecordBatch), emitSpan func(splitSpan)) error {
+func (fn *readFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, r fileRange, emit func(RecordBatch), emitSpan func(splitSpan)) error {
+	f := r.File
 	fs, err := filesystem.New(ctx, f.Path)
 	if err != nil {
 		return err
