@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,17 @@ import (
 
 // grpcDialTimeout bounds the wait for a runner's endpoint.
 const grpcDialTimeout = 2 * time.Minute
+
+// CPUsEnv names the environment variable that pins the harness processes
+// of a worker booted by WorkerMain to CPUs (Linux only): a comma-separated
+// list of CPU numbers, of which harness process i (of ProcessesEnv) takes
+// entry i modulo the list's length. A pinned process runs all its threads,
+// Go's and the decoding engine's, on its one CPU, and Go code on one
+// thread at a time (GOMAXPROCS 1, unless GOMAXPROCS is set): one process
+// is then one core's worth of worker, as a worker of a cluster of one-core
+// machines would be, whatever the machine running Prism has. A worker
+// process that relays for several harness processes is not pinned.
+const CPUsEnv = "STRUCTTENSOR_BEAM_CPUS"
 
 // WorkerMain runs this process as a Beam SDK worker if a runner started it
 // as one, and then exits; otherwise it returns at once. Call it first in
@@ -76,6 +88,7 @@ type workerArgs struct {
 	status           string
 	capabilities     []string
 	processes        int
+	cpus             []int  // CPUsEnv
 	semiPersistDir   string // accepted, unused
 }
 
@@ -128,7 +141,37 @@ func parseWorkerArgs(args []string) (w workerArgs, ok bool) {
 			os.Exit(1)
 		}
 	}
+	if c := os.Getenv(CPUsEnv); c != "" {
+		for _, f := range strings.Split(c, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 0 {
+				fmt.Fprintf(os.Stderr, "structtensor/beam worker: %s=%q is not a list of CPU numbers\n", CPUsEnv, c)
+				os.Exit(1)
+			}
+			w.cpus = append(w.cpus, n)
+		}
+	}
 	return w, true
+}
+
+// pin pins this process to its CPU of CPUsEnv: a harness started by a
+// relaying worker (whose --id is its index) to entry id, any other to the
+// first entry.
+func (w workerArgs) pin() error {
+	if len(w.cpus) == 0 {
+		return nil
+	}
+	i, err := strconv.Atoi(w.id)
+	if !w.harness || err != nil || i < 0 {
+		i = 0
+	}
+	if err := pinToCPU(w.cpus[i%len(w.cpus)]); err != nil {
+		return err
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		goruntime.GOMAXPROCS(1)
+	}
+	return nil
 }
 
 // unquoteID removes one pair of single quotes around a worker ID (see
@@ -155,6 +198,9 @@ func (w workerArgs) run(ctx context.Context) error {
 		if w.control == "" || w.logging == "" {
 			return fmt.Errorf("a harness needs --control_endpoint and --logging_endpoint")
 		}
+		if err := w.pin(); err != nil {
+			return err
+		}
 		return w.runHarness(ctx)
 	}
 	if err := w.provisionEndpoints(ctx); err != nil {
@@ -162,6 +208,9 @@ func (w workerArgs) run(ctx context.Context) error {
 	}
 	if w.processes > 1 {
 		return w.fanOut(ctx)
+	}
+	if err := w.pin(); err != nil {
+		return err
 	}
 	return w.runHarness(ctx)
 }
