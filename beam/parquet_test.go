@@ -124,12 +124,13 @@ func parquetSingleProcess(t testing.TB, glob string, columns []string) []any {
 // TestReadParquetEqualsSingleProcess: the pipeline's rows equal the single
 // process read of the same files, row for row, with one restriction per
 // row group and with restrictions of several row groups, all columns and
-// a projection.
+// a projection; in process and in worker processes (Prism's PROCESS
+// environment, one and two harness processes).
 func TestReadParquetEqualsSingleProcess(t *testing.T) {
 	dir := t.TempDir()
 	parquetDataset(t, dir)
 	glob := filepath.Join(dir, "*.parquet")
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		perSplit int
 		columns  []string
 	}{
@@ -137,20 +138,25 @@ func TestReadParquetEqualsSingleProcess(t *testing.T) {
 		{7, nil},
 		{3, []string{"items.scores", "id"}},
 	} {
-		t.Run(fmt.Sprintf("%d %v", tc.perSplit, tc.columns), func(t *testing.T) {
-			want := parquetSingleProcess(t, glob, tc.columns)
-			if len(want) < 500 {
-				t.Fatalf("only %d reference rows", len(want))
+		want := parquetSingleProcess(t, glob, tc.columns)
+		if len(want) < 500 {
+			t.Fatalf("only %d reference rows", len(want))
+		}
+		for _, mode := range modes {
+			if mode != loopback && i > 0 {
+				continue // a worker process costs a second or two
 			}
-			p, s := beamsdk.NewPipelineWithRoot()
-			rows := ReadParquet(s, glob, ParquetOptions{Columns: tc.columns, RowGroupsPerSplit: tc.perSplit})
-			// The reshuffle makes Rows cross a stage boundary through its coder.
-			got := beamsdk.ParDo(s, rowLines, beamsdk.Reshuffle(s, rows))
-			passert.Equals(s, got, want...)
-			if err := ptest.Run(p); err != nil {
-				t.Fatal(err)
-			}
-		})
+			t.Run(fmt.Sprintf("%s/%d %v", mode, tc.perSplit, tc.columns), func(t *testing.T) {
+				p, s := beamsdk.NewPipelineWithRoot()
+				rows := ReadParquet(s, glob, ParquetOptions{Columns: tc.columns, RowGroupsPerSplit: tc.perSplit})
+				// The reshuffle makes Rows cross a stage boundary through its coder.
+				got := beamsdk.ParDo(s, rowLines, beamsdk.Reshuffle(s, rows))
+				passert.Equals(s, got, want...)
+				if err := mode.run(t, p, runOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
 	}
 }
 

@@ -14,44 +14,10 @@ import (
 
 	beamsdk "github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/structtensor/structtensor-go/stats"
 	"github.com/structtensor/structtensor-go/structtensor"
-	"github.com/structtensor/structtensor-go/tfrecord"
 )
-
-// decodeAll decodes every file matching glob in one process into one
-// StructTensor per file.
-func decodeAll(t *testing.T, glob string, opts DecodeOptions) []*structtensor.StructTensor {
-	plan, err := compilePlan(opts.DescriptorSet, opts.Message, opts.Paths)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, _ := filepath.Glob(glob)
-	var out []*structtensor.StructTensor
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := tfrecord.NewReader(bytes.NewReader(data), tfrecord.Options{Compression: tfrecord.CompressionAuto})
-		var recs [][]byte
-		for {
-			rec, err := r.Next()
-			if err != nil {
-				break
-			}
-			recs = append(recs, rec)
-		}
-		st, err := plan.Decode(recs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, st)
-	}
-	return out
-}
 
 // leafValues collects every leaf's flat values by dotted path.
 func leafValues(st *structtensor.StructTensor, prefix string, out map[string][]*structtensor.Tensor) {
@@ -93,7 +59,9 @@ func withoutSketches(t *testing.T, js []byte) any {
 // TestStatsEqualSingleProcess: statistics computed by the pipeline over
 // many small split reads (many partial statistics, merged through their
 // coder) have exactly the exact quantities of one process over the same
-// records, and sketches within their bounds of the exact values.
+// records, and sketches within their bounds of the exact values; in
+// process and in worker processes (Prism's PROCESS environment, one and
+// two harness processes).
 func TestStatsEqualSingleProcess(t *testing.T) {
 	dir := t.TempDir()
 	dataset(t, dir, 24, 3000)
@@ -107,12 +75,12 @@ func TestStatsEqualSingleProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	leaves := map[string][]*structtensor.Tensor{}
-	for _, st := range decodeAll(t, glob, opts) {
+	decodeFiles(t, glob, opts, func(_ string, _ []int64, st *structtensor.StructTensor) {
 		if err := direct.Add(st); err != nil {
 			t.Fatal(err)
 		}
 		leafValues(st, "", leaves)
-	}
+	})
 	if direct.Records() < 3000 {
 		t.Fatalf("only %d records", direct.Records())
 	}
@@ -121,45 +89,60 @@ func TestStatsEqualSingleProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Count the merges of two non-empty partials: there must be some.
-	var merges atomic.Int64
-	onStatsMerge = func(a, b uint64) {
-		if a > 0 && b > 0 {
-			merges.Add(1)
-		}
-	}
-	defer func() { onStatsMerge = nil }()
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			// Count the merges of two non-empty partials: there must be
+			// some. The hook sees the merges of this process only, which
+			// runs them in loopback mode.
+			var merges atomic.Int64
+			onStatsMerge = func(a, b uint64) {
+				if a > 0 && b > 0 {
+					merges.Add(1)
+				}
+			}
+			defer func() { onStatsMerge = nil }()
 
-	prefix := filepath.Join(dir, "out", "stats")
-	p, s := beamsdk.NewPipelineWithRoot()
-	batches, err := Read(s, glob, ReadOptions{SplitSize: 1009, BatchBytes: 3000})
-	if err != nil {
-		t.Fatal(err)
+			prefix := filepath.Join(dir, "out", string(mode), "stats")
+			p, s := beamsdk.NewPipelineWithRoot()
+			batches, err := Read(s, glob, ReadOptions{SplitSize: 1009, BatchBytes: 3000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := Decode(s, batches, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := Stats(s, rows, StatsOptions{Options: sopts, Shards: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			written := WriteStats(s, st, prefix, WriteStatsOptions{DatasetName: "recipes"})
+			passert.Equals(s, written, prefix+".json", prefix+".pb", prefix+".pbtxt")
+			if err := mode.run(t, p, runOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if mode == loopback {
+				if merges.Load() < 2 {
+					t.Fatalf("%d merges of non-empty partial statistics: the test does not test merging", merges.Load())
+				}
+				t.Logf("%d merges of non-empty partial statistics", merges.Load())
+			}
+			checkStats(t, prefix, want.Bytes(), leaves)
+		})
 	}
-	rows, err := Decode(s, batches, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := Stats(s, rows, StatsOptions{Options: sopts, Shards: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	written := WriteStats(s, st, prefix, WriteStatsOptions{DatasetName: "recipes"})
-	passert.Equals(s, written, prefix+".json", prefix+".pb", prefix+".pbtxt")
-	if err := ptest.Run(p); err != nil {
-		t.Fatal(err)
-	}
+}
 
-	if merges.Load() < 2 {
-		t.Fatalf("%d merges of non-empty partial statistics: the test does not test merging", merges.Load())
-	}
-	t.Logf("%d merges of non-empty partial statistics", merges.Load())
+// checkStats compares the statistics a pipeline wrote under prefix with
+// want, one process's over the same records: the exact quantities equal,
+// and the sketches' results within their bounds of the exact values
+// computed from leaves (every leaf's values by dotted path).
+func checkStats(t *testing.T, prefix string, want []byte, leaves map[string][]*structtensor.Tensor) {
 	got, err := os.ReadFile(prefix + ".json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, w := withoutSketches(t, got), withoutSketches(t, want.Bytes()); !jsonEqual(g, w) {
-		t.Fatalf("the pipeline's exact statistics differ from one process's:\n%s\nwant\n%s", got, want.Bytes())
+	if g, w := withoutSketches(t, got), withoutSketches(t, want); !jsonEqual(g, w) {
+		t.Fatalf("the pipeline's exact statistics differ from one process's:\n%s\nwant\n%s", got, want)
 	}
 	var sum struct {
 		Features []struct {

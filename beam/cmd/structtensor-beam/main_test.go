@@ -34,28 +34,53 @@ func command(t *testing.T, args ...string) (string, error) {
 	return string(out), err
 }
 
-func TestDecodeCommand(t *testing.T) {
-	dir := t.TempDir()
-	fdsPath := filepath.Join("..", "..", "..", copstest.DescriptorSetPath)
+// recipeMessage is the message type of the test records.
+const recipeMessage = "structtensor.testdata.recipe.Recipe"
+
+// recipeFile writes n generated recipes (from seed) to dir/in.tfrecord
+// and returns the path of their descriptor set, their plan and the
+// records.
+func recipeFile(t *testing.T, dir string, n int, seed uint64) (fdsPath string, plan *decode.Plan, recs [][]byte) {
+	t.Helper()
+	fdsPath = filepath.Join("..", "..", "..", copstest.DescriptorSetPath)
 	d, err := copstest.LoadDescriptors(fdsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const msg = "structtensor.testdata.recipe.Recipe"
-	md, _ := d.Message(msg)
-	recs, err := copstest.Records(md, 500, 7, copstest.Options{})
+	md, err := d.Message(recipeMessage)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if recs, err = copstest.Records(md, n, seed, copstest.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
 	w := tfrecord.NewWriter(&buf)
 	for _, r := range recs {
-		w.Write(r)
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
 	}
-	w.Close()
-	os.WriteFile(filepath.Join(dir, "in.tfrecord"), buf.Bytes(), 0o644)
-	plan, _ := decode.Compile(d, msg)
-	want, _ := plan.Decode(recs)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "in.tfrecord"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if plan, err = decode.Compile(d, recipeMessage); err != nil {
+		t.Fatal(err)
+	}
+	return fdsPath, plan, recs
+}
+
+func TestDecodeCommand(t *testing.T) {
+	dir := t.TempDir()
+	fdsPath, plan, recs := recipeFile(t, dir, 500, 7)
+	const msg = recipeMessage
+	want, err := plan.Decode(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Batches reach a shard in any order: compare the rows as sorted lines.
 	lines := func(st *structtensor.StructTensor) string {
 		js, _ := structtensor.ToJSONLines(st)

@@ -8,12 +8,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/structtensor/structtensor-go/cops/copstest"
-	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/stats"
 	"github.com/structtensor/structtensor-go/stparquet"
 	"github.com/structtensor/structtensor-go/structtensor"
-	"github.com/structtensor/structtensor-go/tfrecord"
 )
 
 // exactStats are the quantities of a statistics JSON that do not come
@@ -82,25 +79,8 @@ func checkStatsFiles(t *testing.T, prefix string, want exactStats) {
 // statistics of one process over the same rows.
 func TestStatsCommand(t *testing.T) {
 	dir := t.TempDir()
-	fdsPath := filepath.Join("..", "..", "..", copstest.DescriptorSetPath)
-	d, err := copstest.LoadDescriptors(fdsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const msg = "structtensor.testdata.recipe.Recipe"
-	md, _ := d.Message(msg)
-	recs, err := copstest.Records(md, 500, 11, copstest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	w := tfrecord.NewWriter(&buf)
-	for _, r := range recs {
-		w.Write(r)
-	}
-	w.Close()
-	os.WriteFile(filepath.Join(dir, "in.tfrecord"), buf.Bytes(), 0o644)
-	plan, _ := decode.Compile(d, msg)
+	fdsPath, plan, recs := recipeFile(t, dir, 500, 11)
+	const msg = recipeMessage
 	st, err := plan.Decode(recs)
 	if err != nil {
 		t.Fatal(err)
