@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/structtensor/structtensor-go/decode"
+	"github.com/structtensor/structtensor-go/internal/optarg"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
 	"github.com/structtensor/structtensor-go/tfbridge/graphst"
@@ -116,13 +117,9 @@ func DecodeGraph(g *tfbridge.Graph, records tfbridge.Output, plan *decode.Plan, 
 // op of type typ reading records, with the plan's byte form, the thread
 // bound and the op's own attrs.
 func addDecodeOp(g *tfbridge.Graph, typ string, records tfbridge.Output, plan encoding.BinaryMarshaler, attrs map[string]any, opts []Options) (*tfbridge.Operation, error) {
-	var o Options
-	switch len(opts) {
-	case 0:
-	case 1:
-		o = opts[0]
-	default:
-		return nil, fmt.Errorf("%w: %d Options given, at most one", decode.ErrInput, len(opts))
+	o, err := optarg.One(opts, decode.ErrInput)
+	if err != nil {
+		return nil, err
 	}
 	if err := Register(); err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/structtensor/structtensor-go/internal/optarg"
 	"github.com/structtensor/structtensor-go/internal/unchecked"
 	"github.com/structtensor/structtensor-go/native"
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -32,14 +33,8 @@ type DecodeOptions struct {
 
 // engineOptions returns the engine's options for the at most one opts.
 func engineOptions(opts []DecodeOptions) (native.Options, error) {
-	switch len(opts) {
-	case 0:
-		return native.Options{}, nil
-	case 1:
-		return native.Options{Threads: opts[0].Threads}, nil
-	default:
-		return native.Options{}, fmt.Errorf("%w: %d DecodeOptions given, at most one", ErrInput, len(opts))
-	}
+	o, err := optarg.One(opts, ErrInput)
+	return native.Options{Threads: o.Threads}, err
 }
 
 // Decode decodes a batch of serialized records into a rank-1 StructTensor

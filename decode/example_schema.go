@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/structtensor/structtensor-go/decode/internal/tfmd"
+	"github.com/structtensor/structtensor-go/internal/optarg"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -54,12 +55,9 @@ type SchemaOptions struct {
 // representation); the other features as above, but for those a
 // representation reads or is named after. Other groups are not read.
 func ExampleSpecFromSchema(text []byte, opts ...SchemaOptions) (*ExampleSpec, error) {
-	var o SchemaOptions
-	if len(opts) > 1 {
-		return nil, fmt.Errorf("%w: more than one SchemaOptions", ErrFeatureSpec)
-	}
-	if len(opts) == 1 {
-		o = opts[0]
+	o, err := optarg.One(opts, ErrFeatureSpec)
+	if err != nil {
+		return nil, err
 	}
 	md, err := tfmd.Schema()
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/structtensor/structtensor-go/cops"
 	"github.com/structtensor/structtensor-go/decode"
+	"github.com/structtensor/structtensor-go/internal/optarg"
 	"github.com/structtensor/structtensor-go/savedmodel/internal/objectgraph"
 	"github.com/structtensor/structtensor-go/structtensor"
 	fnpb "github.com/wamuir/graft/tensorflow/core/framework/function_go_proto"
@@ -62,15 +63,13 @@ type loadOptions struct {
 
 func loadOpts(opts []LoadOptions) (loadOptions, error) {
 	o := loadOptions{maxBytes: DefaultMaxFileBytes}
-	switch len(opts) {
-	case 0:
-	case 1:
-		o.digest = opts[0].Digest
-		if opts[0].MaxFileBytes != 0 {
-			o.maxBytes = opts[0].MaxFileBytes
-		}
-	default:
-		return o, fmt.Errorf("%w: %d LoadOptions given, at most one", decode.ErrInput, len(opts))
+	given, err := optarg.One(opts, decode.ErrInput)
+	if err != nil {
+		return o, err
+	}
+	o.digest = given.Digest
+	if given.MaxFileBytes != 0 {
+		o.maxBytes = given.MaxFileBytes
 	}
 	return o, nil
 }

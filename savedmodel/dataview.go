@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/structtensor/structtensor-go/decode"
+	"github.com/structtensor/structtensor-go/internal/optarg"
 	"github.com/structtensor/structtensor-go/savedmodel/internal/objectgraph"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
@@ -145,13 +146,9 @@ type Options struct {
 // decode_fun function TFX loads, the signatures "decode" and
 // "serving_default", its checkpoint and assets/dataview.json.
 func ExportDataView(dir string, plan *decode.Plan, opts ...Options) error {
-	var o Options
-	switch len(opts) {
-	case 0:
-	case 1:
-		o = opts[0]
-	default:
-		return fmt.Errorf("export DataView: %w: %d Options given, at most one", decode.ErrInput, len(opts))
+	o, err := optarg.One(opts, decode.ErrInput)
+	if err != nil {
+		return fmt.Errorf("export DataView: %w", err)
 	}
 	if err := checkEmpty(dir); err != nil {
 		return err

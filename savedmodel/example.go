@@ -7,6 +7,7 @@ import (
 
 	"github.com/structtensor/structtensor-go/cops"
 	"github.com/structtensor/structtensor-go/decode"
+	"github.com/structtensor/structtensor-go/internal/optarg"
 	"github.com/structtensor/structtensor-go/savedmodel/internal/objectgraph"
 	"github.com/structtensor/structtensor-go/structtensor"
 	"github.com/structtensor/structtensor-go/tfbridge"
@@ -142,13 +143,9 @@ func decoderOf(meta *Metadata) (decoder, error) {
 // metadata records the feature spec (Metadata.ExampleSpec), from which
 // LoadDataView rebuilds the export to check it.
 func ExportExampleDataView(dir string, plan *decode.ExamplePlan, opts ...Options) error {
-	var o Options
-	switch len(opts) {
-	case 0:
-	case 1:
-		o = opts[0]
-	default:
-		return fmt.Errorf("export DataView: %w: %d Options given, at most one", decode.ErrInput, len(opts))
+	o, err := optarg.One(opts, decode.ErrInput)
+	if err != nil {
+		return fmt.Errorf("export DataView: %w", err)
 	}
 	if err := checkEmpty(dir); err != nil {
 		return err

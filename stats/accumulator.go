@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/structtensor/structtensor-go/internal/optarg"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -135,14 +136,11 @@ type Accumulator struct {
 
 // New returns an empty Accumulator.
 func New(opts ...Options) (*Accumulator, error) {
-	var o Options
-	if len(opts) > 1 {
-		return nil, fmt.Errorf("%w: more than one Options", ErrOptions)
+	o, err := optarg.One(opts, ErrOptions)
+	if err != nil {
+		return nil, err
 	}
-	if len(opts) == 1 {
-		o = opts[0]
-	}
-	o, err := o.withDefaults()
+	o, err = o.withDefaults()
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/structtensor/structtensor-go/internal/optarg"
 )
 
 // ProtoOptions configure the DatasetFeatureStatisticsList.
@@ -51,12 +53,9 @@ type ProtoOptions struct {
 // Strings that are not UTF-8 (proto3 string fields must be) have each
 // invalid byte replaced by U+FFFD.
 func (s *Summary) StatisticsProto(opts ...ProtoOptions) (proto.Message, error) {
-	var o ProtoOptions
-	if len(opts) > 1 {
-		return nil, fmt.Errorf("%w: more than one ProtoOptions", ErrOptions)
-	}
-	if len(opts) == 1 {
-		o = opts[0]
+	o, err := optarg.One(opts, ErrOptions)
+	if err != nil {
+		return nil, err
 	}
 	fd, err := statisticsFile()
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 
 	configpb "github.com/wamuir/graft/tensorflow/core/protobuf/for_core_protos_go_proto"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/structtensor/structtensor-go/internal/optarg"
 )
 
 // SessionOptions configures a session. The zero value is TensorFlow's
@@ -30,14 +32,11 @@ type SessionOptions struct {
 // newCSessionOptions returns TF_SessionOptions for the at most one
 // options given; the caller deletes them.
 func newCSessionOptions(optsList []SessionOptions) (*C.TF_SessionOptions, error) {
-	if len(optsList) > 1 {
-		return nil, fmt.Errorf("%w: %d SessionOptions given, at most one", ErrInvalidArgument, len(optsList))
+	opts, err := optarg.One(optsList, ErrInvalidArgument)
+	if err != nil {
+		return nil, err
 	}
 	c := C.TF_NewSessionOptions()
-	if len(optsList) == 0 {
-		return c, nil
-	}
-	opts := &optsList[0]
 	if opts.Target != "" {
 		t := C.CString(opts.Target)
 		C.TF_SetTarget(c, t)

@@ -3,6 +3,8 @@ package tfrecord
 import (
 	"compress/flate"
 	"fmt"
+
+	"github.com/structtensor/structtensor-go/internal/optarg"
 )
 
 // Compression names how a record stream is compressed.
@@ -75,14 +77,11 @@ func newConfig(opts []Options) config {
 		maxRecordSize: DefaultMaxRecordSize,
 		bufferSize:    256 << 10,
 	}
-	if len(opts) == 0 {
+	o, err := optarg.One(opts, ErrOption)
+	if err != nil {
+		c.err = err
 		return c
 	}
-	if len(opts) > 1 {
-		c.err = fmt.Errorf("%w: %d Options given, at most one", ErrOption, len(opts))
-		return c
-	}
-	o := opts[0]
 	c.compression = o.Compression
 	if o.CompressionLevel != 0 {
 		c.level = o.CompressionLevel
