@@ -26,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	beamsdk "github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -47,6 +48,7 @@ var (
 	paths         = flag.String("paths", "", "decode, stats, convert of parquet: comma-separated field paths to keep (default all)")
 	format        = flag.String("format", "parquet", "decode, convert of parquet: output format, parquet or arrow")
 	shards        = flag.Int("shards", 16, "number of output shards (at most)")
+	readParts     = flag.Int("read_parts", 0, "read the input in this many parts, one stage each, which Prism runs side by side (0: the worker count of STRUCTTENSOR_BEAM_PROCESSES, else 1)")
 )
 
 const usage = `usage: structtensor-beam decode|convert|stats --input GLOB --output PREFIX [flags] [Beam flags]`
@@ -90,10 +92,14 @@ func run(args []string) error {
 		}
 		return beamx.Run(context.Background(), p)
 	}
-	batches, err := stbeam.Read(s, *input, stbeam.ReadOptions{Format: stbeam.Format(*inputFormat), Compression: *compression, Whole: *whole})
+	parts, err := stbeam.ReadParts(s, *input, partCount(), stbeam.ReadOptions{Format: stbeam.Format(*inputFormat), Compression: *compression, Whole: *whole})
 	if err != nil {
 		return err
 	}
+	// The parts join before the one sink (or the one statistics combine),
+	// so its temporary names and finalisation stay one: no partial or
+	// duplicate files.
+	batches := beamsdk.Flatten(s, parts...)
 	switch cmd {
 	case "decode", "stats":
 		rows, err := decodeRows(cmd, s, batches)
@@ -115,6 +121,19 @@ func run(args []string) error {
 		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 	}
 	return beamx.Run(context.Background(), p)
+}
+
+// partCount is --read_parts, or when it is 0 the number of worker
+// processes STRUCTTENSOR_BEAM_PROCESSES asks for (else 1): on Prism one
+// Read runs on one worker, and n parts are n stages run side by side.
+func partCount() int {
+	if *readParts > 0 {
+		return *readParts
+	}
+	if n, err := strconv.Atoi(os.Getenv(stbeam.ProcessesEnv)); err == nil && n > 0 {
+		return n
+	}
+	return 1
 }
 
 // decodeRows decodes the batches by --descriptor_set and --message.

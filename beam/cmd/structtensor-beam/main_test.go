@@ -93,7 +93,9 @@ func TestDecodeCommand(t *testing.T) {
 	// harness processes behind it.
 	worker, _ := json.Marshal(map[string]any{"command": os.Args[0], "env": map[string]string{stbeam.ProcessesEnv: "2"}})
 	for name, flags := range map[string][]string{
-		"in_process":       nil,
+		"in_process": nil,
+		// The file cut into 3 parts, flattened before the one sink.
+		"read_parts_3":     {"--read_parts", "3"},
 		"worker_processes": {"--environment_type=PROCESS", "--environment_config=" + string(worker), "--worker_binary=" + os.Args[0]},
 	} {
 		t.Run(name, func(t *testing.T) {

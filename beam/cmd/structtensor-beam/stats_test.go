@@ -95,6 +95,16 @@ func TestStatsCommand(t *testing.T) {
 	}
 	checkStatsFiles(t, prefix, want)
 
+	// The file read in 3 parts (cut between them), flattened before the
+	// one combine: the same statistics.
+	prefix = filepath.Join(dir, "out", "parts")
+	out, err = command(t, "stats", "--input", filepath.Join(dir, "*.tfrecord"), "--output", prefix,
+		"--descriptor_set", fdsPath, "--message", msg, "--dataset_name", "recipes", "--read_parts", "3")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	checkStatsFiles(t, prefix, want)
+
 	// The same rows from Parquet.
 	var pq bytes.Buffer
 	if err := stparquet.Write(&pq, st); err != nil {
