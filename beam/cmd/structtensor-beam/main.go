@@ -16,7 +16,9 @@
 // stats: per field path, counts, list lengths, numbers' moments and
 // quantiles, strings' distinct counts and most frequent values) as
 // PREFIX.json and as tensorflow_metadata's DatasetFeatureStatisticsList in
-// PREFIX.pb and PREFIX.pbtxt, the files TFDV reads. The binary is also the pipeline's
+// PREFIX.pb and PREFIX.pbtxt, the files TFDV reads. Record inputs are read
+// in --read_parts parts (ReadParts; default the STRUCTTENSOR_BEAM_PROCESSES
+// worker count, else 1), flattened before the one sink or combine. The binary is also the pipeline's
 // worker: built with cgo (make worker), it is what --worker_binary names.
 package main
 
