@@ -160,26 +160,13 @@ func maxInputs(n int) cobra.PositionalArgs {
 
 func runConvert(cmd *cobra.Command, args []string, from, to, outPath, specPath string) error {
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-	in, ok := formats[from]
-	if !ok || in.read == nil {
-		return fmt.Errorf("cannot read format %q (readable: %s)", from, formatNames(canRead))
+	in, spec, err := inputFormat(from, specPath)
+	if err != nil {
+		return err
 	}
 	out, ok := formats[to]
 	if !ok || out.write == nil {
 		return fmt.Errorf("cannot write format %q (writable: %s)", to, formatNames(canWrite))
-	}
-	var spec structtensor.Spec
-	if specPath != "" {
-		if in.readSpec == nil {
-			return fmt.Errorf("format %q does not take a spec", from)
-		}
-		b, err := os.ReadFile(specPath)
-		if err != nil {
-			return err
-		}
-		if spec, err = structtensor.UnmarshalSpec(b); err != nil {
-			return fmt.Errorf("%s: %w", specPath, err)
-		}
 	}
 
 	// The output is opened first: an unwritable -o is reported before the
@@ -237,6 +224,30 @@ func runConvert(cmd *cobra.Command, args []string, from, to, outPath, specPath s
 // readInput reads the value r holds in format in (with spec, if not
 // nil), whole. A regular file shows the bytes read so far as progress on
 // stderr when that is a terminal.
+// inputFormat returns the readable format named from and, when specPath
+// is given, the spec read from it (for the formats that take one).
+func inputFormat(from, specPath string) (*format, structtensor.Spec, error) {
+	in, ok := formats[from]
+	if !ok || in.read == nil {
+		return nil, nil, fmt.Errorf("cannot read format %q (readable: %s)", from, formatNames(canRead))
+	}
+	if specPath == "" {
+		return in, nil, nil
+	}
+	if in.readSpec == nil {
+		return nil, nil, fmt.Errorf("format %q does not take a spec", from)
+	}
+	b, err := os.ReadFile(specPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	spec, err := structtensor.UnmarshalSpec(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", specPath, err)
+	}
+	return in, spec, nil
+}
+
 func readInput(r io.Reader, in *format, spec structtensor.Spec, stderr io.Writer) (structtensor.Value, error) {
 	if f, ok := r.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {

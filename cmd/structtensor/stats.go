@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/structtensor/structtensor-go/stats"
-	"github.com/structtensor/structtensor-go/structtensor"
 )
 
 func init() { register("stats", newStatsCommand) }
@@ -48,22 +47,9 @@ stats computes the same statistics over files larger than one machine.`,
 }
 
 func runStats(cmd *cobra.Command, args []string, from, to, outPath, specPath, name string) error {
-	in, ok := formats[from]
-	if !ok || in.read == nil {
-		return fmt.Errorf("cannot read format %q (readable: %s)", from, formatNames(canRead))
-	}
-	var spec structtensor.Spec
-	if specPath != "" {
-		if in.readSpec == nil {
-			return fmt.Errorf("format %q does not take a spec", from)
-		}
-		b, err := os.ReadFile(specPath)
-		if err != nil {
-			return err
-		}
-		if spec, err = structtensor.UnmarshalSpec(b); err != nil {
-			return fmt.Errorf("%s: %w", specPath, err)
-		}
+	in, spec, err := inputFormat(from, specPath)
+	if err != nil {
+		return err
 	}
 	var write func(io.Writer, *stats.Summary) error
 	popts := stats.ProtoOptions{DatasetName: name}
