@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -247,12 +246,12 @@ func (p *Plan) column(res *native.Result, f *planField, count int) (*structtenso
 		if err != nil {
 			return nil, err
 		}
-		text := f.kind == protoreflect.StringKind && ((f.utf8 && p.flags&flagAcceptInvalidUTF8 == 0) || utf8.Valid(data))
 		// The engine writes offsets from 0, never decreasing, ending at
 		// len(data): no second pass over them.
 		if len(offsets) == 0 || offsets[0] != 0 || offsets[len(offsets)-1] != int64(len(data)) {
 			return nil, fmt.Errorf("decode: internal: field %q: %d string offsets do not span its %d bytes", f.name, len(offsets), len(data))
 		}
+		text := f.kind == protoreflect.StringKind && ((f.utf8 && p.flags&flagAcceptInvalidUTF8 == 0) || structtensor.ValidUTF8Strings(data, offsets))
 		t := unchecked.StringTensor(data, offsets, text).(*structtensor.Tensor)
 		if t.Len() != count {
 			return nil, fmt.Errorf("decode: internal: field %q has %d values, want %d", f.name, t.Len(), count)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"unicode/utf8"
 
 	"github.com/structtensor/structtensor-go/native"
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -363,7 +362,7 @@ func (p *ExamplePlan) wrap(ctx context.Context, err error) error {
 
 func (p *ExamplePlan) values(o *native.SlotOutput, dtype structtensor.DType, shape structtensor.Shape) (*structtensor.Tensor, error) {
 	if dtype == structtensor.String {
-		return structtensor.NewStringTensor(shape, o.Bytes, o.Offsets, utf8.Valid(o.Bytes))
+		return structtensor.NewStringTensor(shape, o.Bytes, o.Offsets, structtensor.ValidUTF8Strings(o.Bytes, o.Offsets))
 	}
 	return structtensor.NewTensor(shape, o.Values)
 }

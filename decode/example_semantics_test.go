@@ -107,6 +107,36 @@ func TestExampleProtobufSemantics(t *testing.T) {
 	}
 }
 
+// TestExampleStringsSplitCharacter gives a bytes feature the halves of a
+// two-byte character as two values, in one record and across two: each
+// value is invalid UTF-8 though their concatenation is "é", so the
+// column must not be marked as text.
+func TestExampleStringsSplitCharacter(t *testing.T) {
+	plan := mustCompileExample(t, &ExampleSpec{Features: map[string]Feature{"s": {Kind: VarLen, DType: structtensor.String}}})
+	bytesFeature := func(vs ...string) []byte {
+		var list []byte
+		for _, v := range vs {
+			list = lenField(list, 1, []byte(v))
+		}
+		return lenField(nil, 1, list)
+	}
+	for name, records := range map[string][][]byte{
+		"one record":  {example(entry("s", bytesFeature("\xc3", "\xa9")))},
+		"two records": {example(entry("s", bytesFeature("\xc3"))), example(entry("s", bytesFeature("\xa9")))},
+		"valid":       {example(entry("s", bytesFeature("\xc3\xa9", "x")))},
+	} {
+		st, err := plan.Decode(records)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		v, _ := st.FieldValue("s")
+		vals := v.(*structtensor.Ragged).Values()
+		if want := name == "valid"; vals.UTF8() != want {
+			t.Errorf("%s: UTF8() = %v, want %v", name, vals.UTF8(), want)
+		}
+	}
+}
+
 func TestExampleErrors(t *testing.T) {
 	spec := &ExampleSpec{Features: map[string]Feature{
 		"a": {Kind: FixedLen, DType: structtensor.Int64, Shape: []int{2}},

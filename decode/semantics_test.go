@@ -396,6 +396,17 @@ func TestAcceptInvalidUTF8(t *testing.T) {
 	if r.Values().UTF8() || string(r.Values().StringAt(0)) != "\xff" {
 		t.Fatalf("got %q utf8=%v", r.Values().StringAt(0), r.Values().UTF8())
 	}
+	// Two values that are each invalid but together "é": the column is
+	// not text.
+	w := wire{}.str(24, "\xc3").str(24, "\xa9")
+	st, err = plan.Decode([][]byte{w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ = st.FieldValue("words")
+	if vals := v.(*structtensor.Ragged).Values(); vals.UTF8() || vals.Len() != 2 {
+		t.Fatalf("values %q and %q marked UTF-8 (%d values)", vals.StringAt(0), vals.StringAt(1), vals.Len())
+	}
 	// proto2 strings are not validated at all.
 	p2, err := Compile(d, allScalar, "o_string")
 	if err != nil {

@@ -148,6 +148,27 @@ func TestTensorConstruction(t *testing.T) {
 	if s.DType() != String || !s.UTF8() || string(s.StringAt(0)) != "héllo" || s.Elem(1) != "x" {
 		t.Errorf("string tensor = %v %v %q", s.DType(), s.UTF8(), s.StringAt(0))
 	}
+	for _, tc := range []struct {
+		data    string
+		offsets []int64
+		want    bool
+	}{
+		{"", []int64{0}, true},
+		{"\xc3\xa9", []int64{0, 1, 2}, false}, // halves of "é": the whole is valid, no part is
+		{"\xc3\xa9", []int64{0, 2, 2}, true},
+		{"a\xc3\xa9", []int64{1, 3}, true},
+		{"\xa9\xc3\xa9", []int64{1, 3}, true}, // bytes outside the strings are not looked at
+		{"x\xe2\x82\xacy", []int64{0, 1, 3, 5}, false},
+		{"x\xe2\x82\xacy", []int64{0, 1, 4, 5}, true},
+		{"\xff", []int64{0, 1}, false},
+	} {
+		if got := ValidUTF8Strings([]byte(tc.data), tc.offsets); got != tc.want {
+			t.Errorf("ValidUTF8Strings(%q, %v) = %v, want %v", tc.data, tc.offsets, got, tc.want)
+		}
+		if s, err := NewStringTensor(nil, []byte(tc.data), tc.offsets, false); err != nil || s.ValidateUTF8() != tc.want {
+			t.Errorf("ValidateUTF8 of %q %v = %v (%v), want %v", tc.data, tc.offsets, s.ValidateUTF8(), err, tc.want)
+		}
+	}
 	b := mustT(t, nil, [][]byte{{0xff}, nil})
 	if b.UTF8() || b.ValidateUTF8() || b.Len() != 2 {
 		t.Errorf("binary tensor marked UTF-8")

@@ -268,7 +268,30 @@ func (t *Tensor) ValidateUTF8() bool {
 	if t.dtype != String {
 		return false
 	}
-	return utf8.Valid(t.strData[t.strOffsets[0]:t.strOffsets[len(t.strOffsets)-1]])
+	return ValidUTF8Strings(t.strData, t.strOffsets)
+}
+
+// ValidUTF8Strings reports whether each string data[offsets[i]:offsets[i+1]]
+// is valid UTF-8 on its own. The strings' concatenation being valid is not
+// enough: "\xc3" and "\xa9" are each invalid and together "é". So one
+// pass validates the concatenation and a second looks at each interior
+// boundary: in valid UTF-8 a boundary falls inside a character exactly
+// when the byte after it is a continuation byte (10xxxxxx). offsets must
+// not decrease and must lie within data, as NewStringTensor checks.
+func ValidUTF8Strings(data []byte, offsets []int64) bool {
+	if len(offsets) < 2 {
+		return true
+	}
+	first, last := offsets[0], offsets[len(offsets)-1]
+	if !utf8.Valid(data[first:last]) {
+		return false
+	}
+	for _, o := range offsets[1 : len(offsets)-1] {
+		if o < last && data[o]&0xc0 == 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // Elem returns flat element i as a Go scalar (bool, int32, int64, uint32,

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/cgo"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -231,7 +230,7 @@ func (t *Tensor) Value() (*structtensor.Tensor, error) {
 		if total > 0 {
 			C.tfb_string_copy(t.c, C.int64_t(n), (*C.char)(unsafe.Pointer(&data[0])))
 		}
-		return structtensor.NewStringTensor(shape, data, offsets, utf8.Valid(data))
+		return structtensor.NewStringTensor(shape, data, offsets, structtensor.ValidUTF8Strings(data, offsets))
 	}
 	nbytes := n * sd.Size()
 	if got := int(C.TF_TensorByteSize(t.c)); got < nbytes {

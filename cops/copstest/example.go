@@ -2,8 +2,10 @@ package copstest
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	tfexample "github.com/wamuir/graft/tensorflow/core/example/example_protos_go_proto"
 	"google.golang.org/protobuf/proto"
@@ -234,7 +236,10 @@ func keyOf(name string, f decode.Feature) string {
 // features fills m with the spec's features for one record (context or
 // tf.Example).
 func (g *exampleGen) features(spec map[string]decode.Feature, m map[string]*tfexample.Feature) {
-	for name, f := range spec {
+	// In name order: the draws, and so the records, are the same on every
+	// run of a seed.
+	for _, name := range slices.Sorted(maps.Keys(spec)) {
+		f := spec[name]
 		key := keyOf(name, f)
 		absent := g.r.IntN(5) == 0
 		switch f.Kind {
@@ -331,7 +336,8 @@ func (g *exampleGen) record(spec *decode.ExampleSpec) []byte {
 	var msg proto.Message = &tfexample.Example{Features: &tfexample.Features{Feature: ctx}}
 	if g.opts.Sequence {
 		lists := map[string]*tfexample.FeatureList{}
-		for name, f := range spec.SequenceFeatures {
+		for _, name := range slices.Sorted(maps.Keys(spec.SequenceFeatures)) {
+			f := spec.SequenceFeatures[name]
 			if g.r.IntN(5) == 0 {
 				continue
 			}
