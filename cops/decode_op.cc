@@ -36,6 +36,7 @@
 namespace {
 
 using structtensor_cops::codeOf;
+using structtensor_cops::opRegistered;
 using structtensor_cops::Status;
 using structtensor_cops::TensorHolder;
 
@@ -726,18 +727,6 @@ void computeKernel(void* kernel, TF_OpKernelContext* ctx) {
   }
 }
 
-// opRegistered reports whether TensorFlow's global op registry knows kOpName.
-bool opRegistered() {
-  TF_Graph* g = TF_NewGraph();
-  TF_Buffer* buf = TF_NewBuffer();
-  Status st;
-  TF_GraphGetOpDef(g, kOpName, buf, st.s);
-  bool found = st.ok();
-  TF_DeleteBuffer(buf);
-  TF_DeleteGraph(g);
-  return found;
-}
-
 void setMsg(char* msg, size_t msg_len, const std::string& s) {
   if (msg == nullptr || msg_len == 0) return;
   std::snprintf(msg, msg_len, "%s", s.c_str());
@@ -748,7 +737,7 @@ void setMsg(char* msg, size_t msg_len, const std::string& s) {
 namespace {
 
 int registerProtoOp(char* msg, size_t msg_len) {
-  if (opRegistered()) return STRUCTTENSOR_COPS_ALREADY;
+  if (opRegistered(kOpName)) return STRUCTTENSOR_COPS_ALREADY;
 
   TF_OpDefinitionBuilder* b = TF_NewOpDefinitionBuilder(kOpName);
   TF_OpDefinitionBuilderAddInput(b, "records: string");

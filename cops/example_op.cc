@@ -39,6 +39,7 @@
 namespace {
 
 using structtensor_cops::codeOf;
+using structtensor_cops::opRegistered;
 using structtensor_cops::Status;
 using structtensor_cops::TensorHolder;
 
@@ -643,21 +644,10 @@ void computeKernel(void* kernel, TF_OpKernelContext* ctx) {
   }
 }
 
-bool opRegistered() {
-  TF_Graph* g = TF_NewGraph();
-  TF_Buffer* buf = TF_NewBuffer();
-  Status st;
-  TF_GraphGetOpDef(g, kOpName, buf, st.s);
-  const bool found = st.ok();
-  TF_DeleteBuffer(buf);
-  TF_DeleteGraph(g);
-  return found;
-}
-
 }  // namespace
 
 extern "C" int structtensor_cops_register_example(char* msg, size_t msg_len) {
-  if (opRegistered()) return STRUCTTENSOR_COPS_ALREADY;
+  if (opRegistered(kOpName)) return STRUCTTENSOR_COPS_ALREADY;
   TF_OpDefinitionBuilder* b = TF_NewOpDefinitionBuilder(kOpName);
   TF_OpDefinitionBuilderAddInput(b, "records: string");
   TF_OpDefinitionBuilderAddAttr(b, "plan: string");

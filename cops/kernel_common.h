@@ -1,5 +1,5 @@
 // C++ pieces shared by the project's TensorFlow kernels (decode_op.cc,
-// example_op.cc): RAII owners of TensorFlow C API objects and the engine's
+// example_op.cc, reduceop/reduce_op.cc): RAII owners of TensorFlow C API objects and the engine's
 // error codes in TensorFlow's terms. Internal to the op library; not part
 // of cgo's C interface (decode_op.h is).
 #ifndef STRUCTTENSOR_COPS_KERNEL_COMMON_H_
@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "structtensor_native.h"
+#include "tensorflow/c/c_api.h"
 #include "tensorflow/c/tf_status.h"
 #include "tensorflow/c/tf_tensor.h"
 
@@ -37,6 +38,20 @@ inline TF_Code codeOf(int32_t st) {
     case ST_ERR_INTERNAL: return TF_INTERNAL;
     default: return TF_INVALID_ARGUMENT;
   }
+}
+
+// opRegistered reports whether TensorFlow's global op registry knows the
+// op type name: each op registers once per process, whichever of the Go
+// package or the shared library comes first.
+inline bool opRegistered(const char* name) {
+  TF_Graph* g = TF_NewGraph();
+  TF_Buffer* buf = TF_NewBuffer();
+  Status st;
+  TF_GraphGetOpDef(g, name, buf, st.s);
+  const bool found = st.ok();
+  TF_DeleteBuffer(buf);
+  TF_DeleteGraph(g);
+  return found;
 }
 
 }  // namespace structtensor_cops

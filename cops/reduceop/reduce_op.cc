@@ -20,6 +20,7 @@
 #include <new>
 #include <string>
 
+#include "kernel_common.h"
 #include "reduce_op.h"
 
 #include <mutex>
@@ -33,11 +34,8 @@ namespace {
 
 constexpr const char* kOpName = STRUCTTENSOR_REDUCE_ROWS_OP_NAME;
 
-struct Status {
-  TF_Status* s = TF_NewStatus();
-  ~Status() { TF_DeleteStatus(s); }
-  bool ok() const { return TF_GetCode(s) == TF_OK; }
-};
+using structtensor_cops::opRegistered;
+using structtensor_cops::Status;
 
 enum Reduction { kSum, kMean, kMin, kMax, kAny, kAll };
 
@@ -263,25 +261,13 @@ void computeKernel(void* kernel, TF_OpKernelContext* ctx) {
   }
 }
 
-// opRegistered reports whether TensorFlow's global op registry knows kOpName.
-bool opRegistered() {
-  TF_Graph* g = TF_NewGraph();
-  TF_Buffer* buf = TF_NewBuffer();
-  Status st;
-  TF_GraphGetOpDef(g, kOpName, buf, st.s);
-  bool found = st.ok();
-  TF_DeleteBuffer(buf);
-  TF_DeleteGraph(g);
-  return found;
-}
-
 }  // namespace
 
 extern "C" int structtensor_reduce_rows_register(char* msg, size_t msg_len) {
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   if (msg != nullptr && msg_len > 0) msg[0] = 0;
-  if (opRegistered()) return STRUCTTENSOR_REDUCE_ROWS_ALREADY;
+  if (opRegistered(kOpName)) return STRUCTTENSOR_REDUCE_ROWS_ALREADY;
   TF_OpDefinitionBuilder* b = TF_NewOpDefinitionBuilder(kOpName);
   TF_OpDefinitionBuilderAddInput(b, "row_splits: int64");
   TF_OpDefinitionBuilderAddInput(b, "values: T");

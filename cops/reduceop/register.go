@@ -8,7 +8,7 @@ package reduceop
 
 /*
 #cgo pkg-config: tensorflow
-#cgo CXXFLAGS: -std=c++17 -O2
+#cgo CXXFLAGS: -std=c++17 -O2 -I${SRCDIR}/.. -I${SRCDIR}/../../native/include
 #include <stdlib.h>
 #include "reduce_op.h"
 */
