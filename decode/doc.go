@@ -128,20 +128,19 @@
 // MiB: blocks of about an eighth each, so that the runtime placing one
 // of them in fresh pages while the last batch's are still resident costs
 // an eighth of the output, not all of it). Fresh memory for
-// every batch costs more than decoding simple records (the allocation
-// starts a garbage collection cycle, and the runtime hands the previous
-// batch's memory back to the kernel only to fault it in again), so a
-// loop over batches that is done with each output before the next may
-// give it back with Plan.Recycle: the next batch is decoded into its
-// memory, as the TensorFlow op's outputs reuse the memory of released
-// tensors. A program whose outputs outlive the loop, so that it cannot
-// recycle, can keep the freed pages mapped instead: built with the
-// directive //go:debug madvdontneed=0 in its main package (or run with
-// GODEBUG=madvdontneed=0), the runtime releases them with MADV_FREE,
-// which the kernel acts on only under memory pressure, so the next batch
-// reuses them without faults (flat records of 32 MB batches, one thread:
-// about 15% more MB per CPU-second, peak RSS +2%; bench -run-one on an
-// AMD EPYC VM).
+// every batch would cost more than decoding simple records (the
+// allocation starts a garbage collection cycle, and the runtime hands the
+// previous batch's memory back to the kernel only to fault it in again),
+// so a block comes back by itself: once nothing refers to any byte of it
+// (no output, no slice or Arrow array taken from one), a garbage
+// collection puts it into a process-wide pool, and the next batch of
+// about its size is decoded into it, as the TensorFlow op's outputs reuse
+// the memory of released tensors (flat records of 32 MB batches, one
+// thread: about 45% more MB per CPU-second than fresh blocks; bench
+// -run-one on an AMD EPYC VM). The pool lets go of a block two
+// collections find idle in it. A loop over batches that is done with
+// each output before the next may hand it back at once with
+// Plan.Recycle, which saves the wait for a collection.
 //
 // Plan.MarshalBinary gives the plan's versioned byte form, which the
 // TensorFlow op carries as an attribute and UnmarshalPlan reads back,

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 
@@ -242,52 +245,103 @@ func testRecycle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fresh := allocated(t, func() {
-				if _, err := plan.DecodeContiguous(dataB, offB, DecodeOptions{Threads: threads}); err != nil {
-					t.Fatal(err)
-				}
-			})
-			if n := plan.recentBlocks(stA); several != (n > 1) {
-				t.Errorf("%s: output lent in %d blocks with the block limit at %d bytes", name, n, testhook.LendBlockBytes.Load())
+			blocksA := plan.recent.blocksOf(stA)
+			if several != (len(blocksA) > 1) {
+				t.Errorf("%s: output lent in %d blocks with the block limit at %d bytes", name, len(blocksA), testhook.LendBlockBytes.Load())
 			}
 			plan.Recycle(stA)
 			plan.Recycle(stA) // a second time: ignored
-			var stB *structtensor.StructTensor
-			recycled := allocated(t, func() {
-				if stB, err = plan.DecodeContiguous(dataB, offB, DecodeOptions{Threads: threads}); err != nil {
-					t.Fatal(err)
-				}
-			})
+			stB, err := plan.DecodeContiguous(dataB, offB, DecodeOptions{Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if ok, why := sameValue(want, structtensor.ToValue(stB)); !ok {
 				t.Errorf("%s: decoded into recycled memory, differs from the reference: %s", name, why)
 			}
-			if recycled*4 > fresh {
-				t.Errorf("%s: a decode into recycled memory allocated %d bytes, one into fresh memory %d", name, recycled, fresh)
+			if blocksB := plan.recent.blocksOf(stB); !slices.Equal(blocksA, blocksB) {
+				t.Errorf("%s: decoded into blocks %x, not into the recycled %x", name, blocksB, blocksA)
 			}
 			plan.Recycle(&structtensor.StructTensor{}) // not the plan's: ignored
 		}
 	}
 }
 
-// recentBlocks returns the number of blocks st was lent in, as the plan
-// remembers them for Recycle (0: not among its recent outputs).
-func (p *Plan) recentBlocks(st *structtensor.StructTensor) int {
-	p.recent.mu.Lock()
-	defer p.recent.mu.Unlock()
-	for _, e := range p.recent.ring {
+// blocksOf returns the addresses of the blocks st was decoded into, as a
+// plan remembers them for Recycle, sorted (none: not among its recent
+// outputs).
+func (r *recentOutputs) blocksOf(st *structtensor.StructTensor) []uintptr {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.ring {
 		if len(e.sizes) > 0 && e.st.Value() == st {
-			return len(e.sizes)
+			var addrs []uintptr
+			for _, b := range e.blocks {
+				addrs = append(addrs, uintptr(unsafe.Pointer(b.Value())))
+			}
+			slices.Sort(addrs)
+			return addrs
 		}
 	}
-	return 0
+	return nil
 }
 
-// allocated returns the bytes of Go heap fn allocates.
-func allocated(t *testing.T, fn func()) uint64 {
-	t.Helper()
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	fn()
-	runtime.ReadMemStats(&m1)
-	return m1.TotalAlloc - m0.TotalAlloc
+// TestLentMemoryComesBack decodes batch after batch without Recycle,
+// dropping each output, while one field of an early output is kept: the
+// dropped outputs' memory must be lent again (it comes back by itself
+// once unreachable), every output must equal the reference, and the kept
+// field, whose memory must not be lent again while it lives, must keep
+// its values.
+func TestLentMemoryComesBack(t *testing.T) {
+	testhook.PoisonLentBuffers.Store(true)
+	defer testhook.PoisonLentBuffers.Store(false)
+	d := testDescriptors(t)
+	for _, ds := range benchDatasets(t, 256) {
+		md, err := d.Message(ds.message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Compile(d, ds.message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := ds.records
+		b := make([][]byte, len(a))
+		for i, r := range a {
+			b[len(a)-1-i] = r
+		}
+		wantB := refRecords(t, md, b)
+		dataA, offA := contiguous(a)
+		dataB, offB := contiguous(b)
+		for _, threads := range []int{1, 2} {
+			name := fmt.Sprintf("%s on %d threads", ds.name, threads)
+			if _, err := plan.DecodeContiguous(dataA, offA, DecodeOptions{Threads: threads}); err != nil {
+				t.Fatal(err) // sizes the buffers lent from now on
+			}
+			stA, err := plan.DecodeContiguous(dataA, offA, DecodeOptions{Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := stA.Fields()[0].Value
+			keptWant := structtensor.ToValue(kept)
+			stA = nil
+			reused := testhook.LentFromPool.Load()
+			for range 4 {
+				runtime.GC()
+				time.Sleep(time.Millisecond) // for the finalizers
+				st, err := plan.DecodeContiguous(dataB, offB, DecodeOptions{Threads: threads})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok, why := sameValue(wantB, structtensor.ToValue(st)); !ok {
+					t.Fatalf("%s: differs from the reference: %s", name, why)
+				}
+			}
+			if testhook.LentFromPool.Load() == reused {
+				t.Errorf("%s: no dropped output's memory was lent again", name)
+			}
+			if ok, why := sameValue(keptWant, structtensor.ToValue(kept)); !ok {
+				t.Errorf("%s: a kept field of an earlier output changed: %s", name, why)
+			}
+		}
+	}
 }

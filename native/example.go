@@ -9,7 +9,6 @@ import "C"
 import (
 	"context"
 	"runtime"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -26,23 +25,14 @@ const (
 // for concurrent use.
 type ExamplePlan struct {
 	p *C.st_example_plan
-	// spare is the block of an earlier decode's outputs handed back by
-	// Recycle, for the next decode that fits in it to copy its outputs
-	// into.
-	spare atomic.Pointer[[]byte]
 }
 
 // Recycle hands back block, the memory of an earlier decode's outputs
 // (the block DecodeContiguous returned), for a later decode to copy its
-// outputs into instead of allocating: the caller guarantees that nothing
-// reads or writes it any more. The plan keeps one such block (the
-// latest). As for Plan.Recycle, fresh memory for every batch costs a
-// garbage collection cycle and page faults.
-func (p *ExamplePlan) Recycle(block []byte) {
-	if len(block) > 0 {
-		p.spare.Store(&block)
-	}
-}
+// outputs into at once: the caller guarantees that nothing reads or
+// writes it any more. As with Plan.Recycle, the block also comes back by
+// itself once nothing refers to it.
+func (p *ExamplePlan) Recycle(block []byte) { recycleBlocks([][]byte{block}) }
 
 // NewExamplePlan parses the byte form of a feature plan. The plan frees
 // its engine memory when it is garbage collected.
@@ -166,20 +156,7 @@ func (p *ExamplePlan) copyResult(r *C.st_example_result, dtypes []uint8) ([]Slot
 			stretch(8 * z.splits[level])
 		}
 	}
-	var block []byte
-	if sp := p.spare.Swap(nil); sp != nil {
-		if b := *sp; len(b) >= total && 2*total >= len(b)-4096 {
-			block = b
-			poison(block)
-		} else {
-			p.spare.CompareAndSwap(nil, sp) // for a batch it fits
-		}
-	}
-	if block == nil {
-		// Slack of a sixteenth, at most 512 KiB, so that a block recycled
-		// fits a batch a little larger than this one.
-		block = makeUncleared[byte](total + min(total/16, 512<<10))
-	}
+	block := takeBlock(total)
 	base := unsafe.Pointer(unsafe.SliceData(block))
 	var used int
 	take := func(bytes int) unsafe.Pointer {

@@ -70,26 +70,15 @@ type Plan struct {
 	closed atomic.Bool
 	// dtypes are the element types of the plan's columns.
 	dtypes []uint8
-	// spare are the blocks of lent memory handed back by Recycle, for the
-	// next decode that fits in them to lend again.
-	spare atomic.Pointer[[][]byte]
 }
 
-// Recycle hands back blocks, the memory lent to an earlier decode of this
-// plan (Result.LentBlocks), for a later decode to lend the engine again
-// instead of allocating: the caller guarantees that nothing reads or
-// writes it any more. The plan keeps one such set (the latest).
-//
-// Fresh memory for every batch costs the Go path more than the decode
-// of simple records: the allocation starts a garbage collection cycle
-// and the runtime returns the freed memory of the last batch to the
-// operating system, which faults it in again, zeroed, for the next.
-func (p *Plan) Recycle(blocks [][]byte) {
-	if len(blocks) > 0 && len(blocks[0]) > 0 {
-		b := append([][]byte(nil), blocks...)
-		p.spare.Store(&b)
-	}
-}
+// Recycle hands back blocks, the memory lent to an earlier decode
+// (Result.LentBlocks), for a later decode to lend the engine again at
+// once: the caller guarantees that nothing reads or writes it any more.
+// Blocks also come back by themselves once nothing refers to them (see
+// lendpool.go), a garbage collection later; Recycle saves that wait and
+// the cycle. Anything but LentBlocks' blocks must not be passed.
+func (p *Plan) Recycle(blocks [][]byte) { recycleBlocks(blocks) }
 
 // NewPlan parses the byte form of a plan (see the package documentation).
 // The Plan frees its engine memory when it is garbage collected.
@@ -499,20 +488,12 @@ func (p *Plan) lend(sized func(*C.st_lend_sizes) C.int32_t) *lent {
 	for k := range np {
 		partAt[k] = at()
 	}
-	var blocks [][]byte
-	if spare := p.spare.Swap(nil); spare != nil && fits(*spare, need) {
-		blocks = *spare
-		for _, b := range blocks {
-			poison(b)
-		}
-	} else {
-		// Slack of a sixteenth, at most 512 KiB, so that blocks recycled
-		// from this batch fit the next one of about the same size
-		// (bounded: the blocks count twice in a decode's peak memory).
-		blocks = make([][]byte, len(need))
-		for i, n := range need {
-			blocks[i] = makeUncleared[byte](n + min(n/16, 512<<10))
-		}
+	// From the pool of blocks that came back, else new (takeBlock rounds
+	// up to a size class: the slack lets the next batch of about the same
+	// size fit in a block of this one).
+	blocks := make([][]byte, len(need))
+	for i, n := range need {
+		blocks[i] = takeBlock(n)
 	}
 	l := &lent{blocks: blocks, cols: make([]any, nc), offs: make([][]int64, nc), parts: make([][]int64, np), mem: mem, out: out}
 	bases := make([]unsafe.Pointer, len(blocks))
@@ -585,20 +566,6 @@ func maxLendBlock(total int) int {
 		limit = int(v)
 	}
 	return max(limit, (total+7)/8)
-}
-
-// fits tells whether blocks (recycled ones) can hold the blocks of the
-// sizes in need, one for one.
-func fits(blocks [][]byte, need []int) bool {
-	if len(blocks) != len(need) {
-		return false
-	}
-	for i, n := range need {
-		if len(blocks[i]) < n {
-			return false
-		}
-	}
-	return true
 }
 
 // LentBlocks returns the memory lent to the engine for this decode, which

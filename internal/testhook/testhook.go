@@ -22,3 +22,8 @@ var LentInPlace, LentCopied atomic.Int64
 // about an eighth of them), so that small test batches take the path of
 // huge ones.
 var LendBlockBytes atomic.Int64
+
+// LentFromPool counts, process-wide, the blocks package native lent
+// again from its pool of blocks that came back (by Recycle, or by
+// themselves once nothing referred to them) instead of allocating.
+var LentFromPool atomic.Int64

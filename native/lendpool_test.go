@@ -1,0 +1,95 @@
+package native
+
+import (
+	"runtime"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+func TestBlockClass(t *testing.T) {
+	prevSize, prevClass := 0, -1
+	for n := 1; n < 1<<22; n += 1 + n/37 {
+		class, size := blockClass(n)
+		if size < n || size < 64 || (n > 64 && 4*size > 5*n+4) {
+			t.Fatalf("blockClass(%d) = size %d: want at least n, at most a quarter more", n, size)
+		}
+		if c2, s2 := blockClass(size); c2 != class || s2 != size {
+			t.Fatalf("blockClass(%d) = %d, %d; of its size %d, %d", n, class, size, c2, s2)
+		}
+		if size < prevSize || (size == prevSize) != (class == prevClass) || class >= len(blockPool.classes) {
+			t.Fatalf("blockClass(%d) = %d, %d after %d, %d: classes must grow with sizes", n, class, size, prevClass, prevSize)
+		}
+		prevSize, prevClass = size, class
+	}
+	if class, _ := blockClass(1 << 62); class >= len(blockPool.classes) {
+		t.Fatalf("class %d of 2^62 bytes out of range", class)
+	}
+}
+
+// pooled counts the free blocks of the size class of blocks of size
+// bytes in the pool.
+func pooled(size int) int {
+	class, _ := blockClass(size)
+	blockPool.mu.Lock()
+	defer blockPool.mu.Unlock()
+	return len(blockPool.classes[class])
+}
+
+// collectUntil runs garbage collections (and lets the finalizers run)
+// until cond holds, at most 20 times.
+func collectUntil(cond func() bool) bool {
+	for range 20 {
+		if cond() {
+			return true
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	return cond()
+}
+
+// TestBlocksComeBackAndGo drops a block: a collection brings it back into
+// the pool, the next take of its class gets it, and once idle in the pool
+// through two collections it is let go.
+func TestBlocksComeBackAndGo(t *testing.T) {
+	const size = 3 << 20 // a class of its own in this test binary
+	before := pooled(size)
+	b := takeBlock(size - 1)
+	first := uintptr(unsafe.Pointer(&b[0])) // not a pointer: it must not keep the block
+	b = nil
+	if !collectUntil(func() bool { return pooled(size) > before }) {
+		t.Fatal("an unreachable block did not come back into the pool")
+	}
+	again := takeBlock(size - 1)
+	if uintptr(unsafe.Pointer(&again[0])) != first {
+		t.Error("the block that came back was not lent again")
+	}
+	recycleBlocks([][]byte{again}) // back by hand: its finalizer cleared
+	again = nil
+	if !collectUntil(func() bool { return pooled(size) == before }) {
+		t.Fatalf("%d blocks idle in the pool through 20 collections", pooled(size)-before)
+	}
+}
+
+// TestBlockKeptWhileReferenced keeps only a slice of the middle of a block:
+// the block must not come back while the slice lives.
+func TestBlockKeptWhileReferenced(t *testing.T) {
+	const size = 5 << 20
+	before := pooled(size)
+	b := takeBlock(size - 1)
+	mid := b[size/2 : size/2+8]
+	b = nil
+	for range 5 {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if n := pooled(size); n != before {
+		t.Fatalf("a block came back into the pool while a slice of it lived (%d pooled, %d before)", n, before)
+	}
+	runtime.KeepAlive(mid)
+	mid = nil
+	if !collectUntil(func() bool { return pooled(size) > before }) {
+		t.Fatal("the block did not come back once the slice was gone")
+	}
+}
