@@ -156,7 +156,7 @@ func (p *ExamplePlan) copyResult(r *C.st_example_result, dtypes []uint8) ([]Slot
 			stretch(8 * z.splits[level])
 		}
 	}
-	block := takeBlock(total)
+	block := takeBlocks(total)[0]
 	base := unsafe.Pointer(unsafe.SliceData(block))
 	var used int
 	take := func(bytes int) unsafe.Pointer {

@@ -3,6 +3,7 @@ package native
 import (
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -15,8 +16,8 @@ import (
 // engine (lend, ExamplePlan.copyResult), and the outputs handed to the
 // caller are slices of those blocks. Fresh blocks for every batch are
 // slow: the runtime returns the pages of collected blocks to the
-// operating system and the next batch faults them in again, zeroed
-// (on flat numeric records that costs a sixth to a third of the decode).
+// operating system and the next batch faults them in again, zeroed (on
+// flat numeric records in 32 MB batches that was a third of the decode).
 // Plan.Recycle avoids it for a caller that knows when it is done with an
 // output; most callers do not call it, and a block may outlive the
 // StructTensor anyway (a column kept, an Arrow array exported without a
@@ -28,22 +29,34 @@ import (
 // runs only once no output, sub-slice, Arrow buffer or pinned TensorFlow
 // tensor refers to any byte of it; it then puts the block (resurrected)
 // into the pool, and the next decode that needs a block of its size
-// class takes it instead of allocating. The finalizer is armed exactly
-// while the block is out of the pool (set when a block is allocated or
-// taken, consumed when it runs, cleared when Recycle puts the block back
-// by hand), so a block the pool lets go of is collected as any garbage.
+// class takes it instead of allocating. A pooled block has no finalizer
+// (Recycle, putting a block back by hand, clears it), so a block the pool
+// lets go of is collected as any garbage.
 //
-// The pool lets go of a block that two garbage collections found idle in
-// it (a sentinel object's finalizer counts the collections while the
-// pool holds anything): a program that stops decoding gets the memory
-// back, as from a sync.Pool. sync.Pool itself does not do here: a block
-// comes back on the finalizer goroutine, and what one goroutine puts
-// into a sync.Pool goes first to its processor's private slot, which
+// The pool is bounded, in what it holds and in what may come back to it:
+// the bytes pooled plus the bytes lent out with a finalizer armed stay
+// under twice the largest of the last few decodes (at least 128 MiB, for
+// small ones); a block taken beyond that is lent without a finalizer and
+// collected as before. Without the bound, many small batches decoded
+// between two collections all came back at the next one, the collector
+// counted them live from then on and set its goal by them, and the heap
+// grew to a whole pass's output; and a resurrected block that the pool
+// then refused stayed in memory a collection longer than plain garbage.
+// The pool also lets go of a block that two garbage collections found
+// idle in it (a sentinel object's finalizer counts the collections while
+// the pool holds anything): a program that stops decoding gets the
+// memory back, as from a sync.Pool. sync.Pool itself does not do here: a
+// block comes back on the finalizer goroutine, and what one goroutine
+// puts into a sync.Pool goes to its processor's private slot, which
 // another processor's Get never sees.
 //
 // Blocks come in size classes of four per power of two (a block is at
 // most a quarter larger than asked for); all blocks of a class have the
 // class's size, so any pooled block of the class fits.
+
+// minPoolBytes is the pool's bound however small the decodes: many small
+// batches decoded between two collections come back together.
+const minPoolBytes = 128 << 20
 
 // blockPool is the process's pool of free lent blocks.
 var blockPool freeBlocks
@@ -51,9 +64,19 @@ var blockPool freeBlocks
 type freeBlocks struct {
 	mu sync.Mutex
 	// classes holds the free blocks of each size class, the most
-	// recently put last; each is the first byte of a block of the class's
-	// size.
+	// recently put last.
 	classes [4 * 64][]freeBlock
+	// bytes is the size of the blocks in classes.
+	bytes int
+	// armed are the blocks lent out with a finalizer armed, by address
+	// (an address, not a pointer, which would keep the block alive; an
+	// armed block cannot be collected, so its address stays its own), and
+	// armedBytes their size.
+	armed      map[uintptr]int
+	armedBytes int
+	// decodes are the bytes the last few decodes took (noteDecode).
+	decodes    [4]int
+	nextDecode int
 	// collections counts the garbage collections seen by the sentinel.
 	collections uint64
 	// counting tells whether a sentinel is armed.
@@ -61,9 +84,82 @@ type freeBlocks struct {
 }
 
 type freeBlock struct {
-	p *byte
+	p    *byte
+	size int
 	// since is the collection count when the block was put.
 	since uint64
+}
+
+// limit is the bound on bytes pooled plus bytes armed.
+func (f *freeBlocks) limit() int { return max(2*slices.Max(f.decodes[:]), minPoolBytes) }
+
+// get takes a free block of the class, or returns nil.
+func (f *freeBlocks) get(class int) *byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	blocks := f.classes[class]
+	if len(blocks) == 0 {
+		return nil
+	}
+	b := blocks[len(blocks)-1]
+	blocks[len(blocks)-1] = freeBlock{}
+	f.classes[class] = blocks[:len(blocks)-1]
+	f.bytes -= b.size
+	return b.p
+}
+
+// arm arms the finalizer of the block of size bytes at p, about to be
+// lent out, if the bound leaves room for it to come back.
+func (f *freeBlocks) arm(p *byte, size int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.bytes+f.armedBytes+size > f.limit() {
+		return
+	}
+	if f.armed == nil {
+		f.armed = map[uintptr]int{}
+	}
+	f.armed[uintptr(unsafe.Pointer(p))] = size
+	f.armedBytes += size
+	runtime.SetFinalizer(p, func(p *byte) { f.put(p, size, false) })
+}
+
+// put adds the free block of size bytes at p to the pool, unless the
+// pool is full (the block is then left to the collector). byHand tells a
+// block Recycle hands back, whose finalizer may still be armed, from one
+// whose finalizer is running.
+func (f *freeBlocks) put(p *byte, size int, byHand bool) {
+	class, want := blockClass(size)
+	if want != size {
+		return // not a block of ours
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	addr := uintptr(unsafe.Pointer(p))
+	if _, ok := f.armed[addr]; ok {
+		if byHand {
+			runtime.SetFinalizer(p, nil)
+		}
+		delete(f.armed, addr)
+		f.armedBytes -= size
+	}
+	if f.bytes+f.armedBytes+size > f.limit() {
+		return
+	}
+	f.bytes += size
+	f.classes[class] = append(f.classes[class], freeBlock{p, size, f.collections})
+	if !f.counting {
+		f.counting = true
+		f.armSentinel()
+	}
+}
+
+// noteDecode records that a decode took blocks of bytes in all.
+func (f *freeBlocks) noteDecode(bytes int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.decodes[f.nextDecode] = bytes
+	f.nextDecode = (f.nextDecode + 1) % len(f.decodes)
 }
 
 // gcSentinel is an object made unreachable at once, its finalizer armed:
@@ -88,6 +184,8 @@ func (f *freeBlocks) collected() {
 		for _, b := range blocks {
 			if f.collections-b.since < 2 {
 				kept = append(kept, b)
+			} else {
+				f.bytes -= b.size
 			}
 		}
 		clear(blocks[len(kept):])
@@ -97,29 +195,6 @@ func (f *freeBlocks) collected() {
 	if f.counting = left > 0; f.counting {
 		f.armSentinel()
 	}
-}
-
-func (f *freeBlocks) put(class int, p *byte) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.classes[class] = append(f.classes[class], freeBlock{p, f.collections})
-	if !f.counting {
-		f.counting = true
-		f.armSentinel()
-	}
-}
-
-func (f *freeBlocks) get(class int) *byte {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	blocks := f.classes[class]
-	if len(blocks) == 0 {
-		return nil
-	}
-	p := blocks[len(blocks)-1].p
-	blocks[len(blocks)-1] = freeBlock{}
-	f.classes[class] = blocks[:len(blocks)-1]
-	return p
 }
 
 // blockClass returns the size class of a request of n bytes and the
@@ -134,12 +209,29 @@ func blockClass(n int) (class, size int) {
 	return 4*e + q - 5, q << (e - 3)
 }
 
+// takeBlocks returns the blocks of one decode, one of more than n bytes
+// for each n in need (see takeBlock), and records their total for the
+// pool's bound.
+func takeBlocks(need ...int) [][]byte {
+	total := 0
+	for _, n := range need {
+		_, size := blockClass(n + 1)
+		total += size
+	}
+	blockPool.noteDecode(total)
+	blocks := make([][]byte, len(need))
+	for i, n := range need {
+		blocks[i] = takeBlock(n)
+	}
+	return blocks
+}
+
 // takeBlock returns a block of more than n bytes whose contents are
-// undefined, from the pool when it has one of the size class, else new;
-// either way with its finalizer armed. More than n: an empty stretch
-// carved at offset n still points inside the block, never at whatever
-// object follows it (checkptr refuses such pointers; the collector would
-// keep that object alive by them).
+// undefined, from the pool when it has one of the size class, else new,
+// with its finalizer armed if the pool's bound allows. More than n: an
+// empty stretch carved at offset n still points inside the block, never
+// at whatever object follows it (checkptr refuses such pointers; the
+// collector would keep that object alive by them).
 func takeBlock(n int) []byte {
 	class, size := blockClass(n + 1)
 	var b []byte
@@ -150,30 +242,16 @@ func takeBlock(n int) []byte {
 	} else {
 		b = makeUncleared[byte](size)
 	}
-	runtime.SetFinalizer(unsafe.SliceData(b), func(p *byte) { putBlock(p, size) })
+	blockPool.arm(unsafe.SliceData(b), size)
 	return b
 }
 
-// putBlock puts the free block of size bytes at p into the pool.
-func putBlock(p *byte, size int) {
-	if class, want := blockClass(size); want == size {
-		blockPool.put(class, p)
-	}
-}
-
 // recycleBlocks hands back blocks takeBlock returned, by hand: the
-// caller guarantees nothing uses them any more (Plan.Recycle). Their
-// finalizers are cleared, since a pooled block has none.
+// caller guarantees nothing uses them any more (Plan.Recycle).
 func recycleBlocks(blocks [][]byte) {
 	for _, b := range blocks {
-		if len(b) == 0 {
-			continue
+		if len(b) > 0 {
+			blockPool.put(unsafe.SliceData(b), len(b), true)
 		}
-		if _, size := blockClass(len(b)); size != len(b) {
-			continue // not a block of ours
-		}
-		p := unsafe.SliceData(b)
-		runtime.SetFinalizer(p, nil)
-		putBlock(p, len(b))
 	}
 }

@@ -55,13 +55,13 @@ func collectUntil(cond func() bool) bool {
 func TestBlocksComeBackAndGo(t *testing.T) {
 	const size = 3 << 20 // a class of its own in this test binary
 	before := pooled(size)
-	b := takeBlock(size - 1)
+	b := takeBlocks(size - 1)[0]
 	first := uintptr(unsafe.Pointer(&b[0])) // not a pointer: it must not keep the block
 	b = nil
 	if !collectUntil(func() bool { return pooled(size) > before }) {
 		t.Fatal("an unreachable block did not come back into the pool")
 	}
-	again := takeBlock(size - 1)
+	again := takeBlocks(size - 1)[0]
 	if uintptr(unsafe.Pointer(&again[0])) != first {
 		t.Error("the block that came back was not lent again")
 	}
@@ -77,7 +77,7 @@ func TestBlocksComeBackAndGo(t *testing.T) {
 func TestBlockKeptWhileReferenced(t *testing.T) {
 	const size = 5 << 20
 	before := pooled(size)
-	b := takeBlock(size - 1)
+	b := takeBlocks(size - 1)[0]
 	mid := b[size/2 : size/2+8]
 	b = nil
 	for range 5 {
@@ -91,5 +91,42 @@ func TestBlockKeptWhileReferenced(t *testing.T) {
 	mid = nil
 	if !collectUntil(func() bool { return pooled(size) > before }) {
 		t.Fatal("the block did not come back once the slice was gone")
+	}
+}
+
+// TestPoolBounded lends more than the pool's bound in blocks no decode
+// of this size asked for before: only those within the bound come back,
+// the others are left to the collector, and the pool never holds more
+// than its bound.
+func TestPoolBounded(t *testing.T) {
+	const size = 40 << 20 // 40 MiB: three fit the 128 MiB bound, not four
+	for range 5 {
+		blockPool.noteDecode(0) // forget larger decodes of other tests
+	}
+	if !collectUntil(func() bool {
+		blockPool.mu.Lock()
+		defer blockPool.mu.Unlock()
+		return blockPool.bytes == 0 && blockPool.armedBytes == 0
+	}) {
+		t.Fatal("the pool did not empty")
+	}
+	var blocks [][]byte
+	for range 5 {
+		blocks = append(blocks, takeBlocks(size-1)[0])
+	}
+	blockPool.mu.Lock()
+	armed := blockPool.armedBytes
+	blockPool.mu.Unlock()
+	if limit := minPoolBytes; armed > limit || armed < limit-size {
+		t.Errorf("%d bytes lent with finalizers armed, want at most the bound %d and within a block of it", armed, limit)
+	}
+	blocks = nil
+	if !collectUntil(func() bool { return pooled(size) == minPoolBytes/size }) {
+		t.Fatalf("%d blocks came back, want the %d armed", pooled(size), minPoolBytes/size)
+	}
+	blockPool.mu.Lock()
+	defer blockPool.mu.Unlock()
+	if blockPool.bytes > minPoolBytes || blockPool.armedBytes != 0 {
+		t.Errorf("pool holds %d bytes (bound %d), %d armed", blockPool.bytes, minPoolBytes, blockPool.armedBytes)
 	}
 }

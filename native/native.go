@@ -491,10 +491,7 @@ func (p *Plan) lend(sized func(*C.st_lend_sizes) C.int32_t) *lent {
 	// From the pool of blocks that came back, else new (takeBlock rounds
 	// up to a size class: the slack lets the next batch of about the same
 	// size fit in a block of this one).
-	blocks := make([][]byte, len(need))
-	for i, n := range need {
-		blocks[i] = takeBlock(n)
-	}
+	blocks := takeBlocks(need...)
 	l := &lent{blocks: blocks, cols: make([]any, nc), offs: make([][]int64, nc), parts: make([][]int64, np), mem: mem, out: out}
 	bases := make([]unsafe.Pointer, len(blocks))
 	for i, b := range blocks {
