@@ -112,7 +112,7 @@ func TestPoolBounded(t *testing.T) {
 	}
 	var blocks [][]byte
 	for range 5 {
-		blocks = append(blocks, takeBlocks(size-1)[0])
+		blocks = append(blocks, takeBlocks(size - 1)[0])
 	}
 	blockPool.mu.Lock()
 	armed := blockPool.armedBytes
