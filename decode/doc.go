@@ -138,7 +138,9 @@
 // the memory of released tensors (flat records of 32 MB batches, one
 // thread: about 45% more MB per CPU-second than fresh blocks; bench
 // -run-one on an AMD EPYC VM). The pool lets go of a block two
-// collections find idle in it. A loop over batches that is done with
+// collections find idle in it, and takes back at most twice the memory of
+// the largest recent decode (at least 128 MiB): past that, outputs are
+// collected as any garbage. A loop over batches that is done with
 // each output before the next may hand it back at once with
 // Plan.Recycle, which saves the wait for a collection.
 //

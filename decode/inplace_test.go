@@ -215,36 +215,59 @@ func TestRecycle(t *testing.T) {
 	t.Run("several blocks", testRecycle)
 }
 
+// twoBatches are two different batches of the same size for a dataset's
+// plan, its records (a) and the same reversed (b), with b's reference.
+type twoBatches struct {
+	plan         *Plan
+	wantB        []any
+	dataA, dataB []byte
+	offA, offB   []int64
+}
+
+func newTwoBatches(t *testing.T, ds benchDataset) *twoBatches {
+	t.Helper()
+	d := testDescriptors(t)
+	md, err := d.Message(ds.message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Compile(d, ds.message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := ds.records
+	b := make([][]byte, len(a))
+	for i, r := range a {
+		b[len(a)-1-i] = r
+	}
+	tb := &twoBatches{plan: plan, wantB: refRecords(t, md, b)}
+	tb.dataA, tb.offA = contiguous(a)
+	tb.dataB, tb.offB = contiguous(b)
+	return tb
+}
+
+// decodeA decodes batch a twice on threads and returns the second output,
+// decoded into buffers sized from the first.
+func (tb *twoBatches) decodeA(t *testing.T, threads int) *structtensor.StructTensor {
+	t.Helper()
+	var st *structtensor.StructTensor
+	for range 2 {
+		var err error
+		if st, err = tb.plan.DecodeContiguous(tb.dataA, tb.offA, DecodeOptions{Threads: threads}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
 func testRecycle(t *testing.T) {
 	several := testhook.LendBlockBytes.Load() > 0
-	d := testDescriptors(t)
 	for _, ds := range benchDatasets(t, 256) {
-		md, err := d.Message(ds.message)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, err := Compile(d, ds.message)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Two different batches of the same size: the records reversed.
-		a := ds.records
-		b := make([][]byte, len(a))
-		for i, r := range a {
-			b[len(a)-1-i] = r
-		}
-		want := refRecords(t, md, b)
-		dataA, offA := contiguous(a)
-		dataB, offB := contiguous(b)
+		tb := newTwoBatches(t, ds)
+		plan, want, dataB, offB := tb.plan, tb.wantB, tb.dataB, tb.offB
 		for _, threads := range []int{1, 2} {
 			name := fmt.Sprintf("%s on %d threads", ds.name, threads)
-			if _, err := plan.DecodeContiguous(dataA, offA, DecodeOptions{Threads: threads}); err != nil {
-				t.Fatal(err) // sizes the buffers lent from now on
-			}
-			stA, err := plan.DecodeContiguous(dataA, offA, DecodeOptions{Threads: threads})
-			if err != nil {
-				t.Fatal(err)
-			}
+			stA := tb.decodeA(t, threads)
 			blocksA := plan.recent.blocksOf(stA)
 			if several != (len(blocksA) > 1) {
 				t.Errorf("%s: output lent in %d blocks with the block limit at %d bytes", name, len(blocksA), testhook.LendBlockBytes.Load())
@@ -294,33 +317,12 @@ func (r *recentOutputs) blocksOf(st *structtensor.StructTensor) []uintptr {
 func TestLentMemoryComesBack(t *testing.T) {
 	testhook.PoisonLentBuffers.Store(true)
 	defer testhook.PoisonLentBuffers.Store(false)
-	d := testDescriptors(t)
 	for _, ds := range benchDatasets(t, 256) {
-		md, err := d.Message(ds.message)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, err := Compile(d, ds.message)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := ds.records
-		b := make([][]byte, len(a))
-		for i, r := range a {
-			b[len(a)-1-i] = r
-		}
-		wantB := refRecords(t, md, b)
-		dataA, offA := contiguous(a)
-		dataB, offB := contiguous(b)
+		tb := newTwoBatches(t, ds)
+		plan, wantB, dataB, offB := tb.plan, tb.wantB, tb.dataB, tb.offB
 		for _, threads := range []int{1, 2} {
 			name := fmt.Sprintf("%s on %d threads", ds.name, threads)
-			if _, err := plan.DecodeContiguous(dataA, offA, DecodeOptions{Threads: threads}); err != nil {
-				t.Fatal(err) // sizes the buffers lent from now on
-			}
-			stA, err := plan.DecodeContiguous(dataA, offA, DecodeOptions{Threads: threads})
-			if err != nil {
-				t.Fatal(err)
-			}
+			stA := tb.decodeA(t, threads)
 			kept := stA.Fields()[0].Value
 			keptWant := structtensor.ToValue(kept)
 			stA = nil
