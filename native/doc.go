@@ -13,6 +13,17 @@
 // a handle to C keeps its Go owner alive until the C call returns
 // (runtime.KeepAlive), so a cleanup cannot free the handle under it.
 //
+// Who owns the memory at the boundary: the input records are Go memory
+// the engine reads during the call only (cgo arguments, pinned for it).
+// A Result's own columns are C memory it owns until Free (a finalizer
+// frees a forgotten one). The blocks lent for a decode are Go memory
+// that the engine writes during the call (pinned for it, unpinned when
+// the Result is freed); afterwards they belong to the outputs carved out
+// of them, and to whatever those are lent to (Arrow arrays that share
+// them, TensorFlow tensors that pin them until TensorFlow's last
+// reference goes), for as long as any of those is reachable; then to the
+// pool of lent blocks (lendpool.go), or to the collector.
+//
 // # Design
 //
 // struct2tensor decodes a message tree one TensorFlow op per level, each op
