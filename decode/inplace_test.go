@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/structtensor/structtensor-go/internal/testhook"
 	"github.com/structtensor/structtensor-go/native"
@@ -201,6 +203,78 @@ func TestDecodeLendsOnManyThreads(t *testing.T) {
 				t.Errorf("%s: no output handed out in place", name)
 			}
 		}
+	}
+}
+
+// TestDecodeLendsFixedCountsWithoutMoving decodes batches of flat records
+// (every column 100 values a record) on several threads into lent
+// buffers: each thread's share of a value column then starts where the
+// shares before it end (sized by the last batch's values per record), so
+// the close-up moves no values. Batches whose records break the pattern
+// (fewer values early on: a gap; more: an outgrown share) still decode
+// to the reference, the first by moving values.
+func TestDecodeLendsFixedCountsWithoutMoving(t *testing.T) {
+	testhook.PoisonLentBuffers.Store(true)
+	defer testhook.PoisonLentBuffers.Store(false)
+	d := testDescriptors(t)
+	const flat = "structtensor.testdata.flat.Flat"
+	md, err := d.Message(flat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := benchDatasets(t, 256)[0].records
+	// variant re-encodes records with the first half's f7 shortened to
+	// (or, with grow, lengthened by) a few values.
+	variant := func(grow bool) [][]byte {
+		out := slices.Clone(records)
+		for i := range len(out) / 2 {
+			m := dynamicpb.NewMessage(md)
+			if err := proto.Unmarshal(out[i], m); err != nil {
+				t.Fatal(err)
+			}
+			l := m.Mutable(md.Fields().ByName("f7")).List()
+			if grow {
+				for range 5 {
+					l.Append(protoreflect.ValueOfInt64(int64(i)))
+				}
+			} else {
+				l.Truncate(l.Len() - 5)
+			}
+			rec, err := proto.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i] = rec
+		}
+		return out
+	}
+	for _, threads := range []int{2, 3, 8} {
+		plan, err := Compile(d, flat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decode := func(what string, records [][]byte) (moved int64) {
+			t.Helper()
+			before := native.CloseUpMovedValues()
+			data, offsets := contiguous(records)
+			st, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
+			if err != nil {
+				t.Fatalf("%s on %d threads: %v", what, threads, err)
+			}
+			if ok, why := sameValue(refRecords(t, md, records), structtensor.ToValue(st)); !ok {
+				t.Errorf("%s on %d threads: differs from the reference: %s", what, threads, why)
+			}
+			return native.CloseUpMovedValues() - before
+		}
+		decode("first batch", records) // sizes the next decode's buffers
+		if moved := decode("same counts", records); moved != 0 {
+			t.Errorf("same counts on %d threads: the close-up moved %d bytes of values, want none", threads, moved)
+		}
+		if moved := decode("fewer values early", variant(false)); moved == 0 {
+			t.Errorf("fewer values early on %d threads: no values moved, yet the shares cannot meet", threads)
+		}
+		decode("same counts again", records)
+		decode("more values early", variant(true))
 	}
 }
 

@@ -103,6 +103,10 @@ std::unique_ptr<Decoder> get_decoder(const st_plan* plan) {
 // that piece's copies and nothing else. An output that does not fit stays
 // in pieces and is copied out, alone.
 
+// closeup_moved_values counts the bytes of values that close-ups moved
+// within lent buffers (st_test_closeup_moved_values).
+std::atomic<int64_t> closeup_moved_values{0};
+
 // Piece is one chunk's part of one output: the Buf, and whether its
 // elements are cumulative int64s (string offsets, row splits), whose
 // leading 0 a later chunk drops and whose values it rebases.
@@ -123,6 +127,7 @@ void move_piece(const Piece& pc, uint8_t* to, bool cumulative) {
   uint8_t* dst = to + pc.dst;
   if (pc.bytes == 0 || (from == dst && pc.base == 0)) return;
   if (!cumulative || pc.base == 0) {
+    if (!cumulative && pc.buf->external) closeup_moved_values.fetch_add(int64_t(pc.bytes), std::memory_order_relaxed);
     memmove(dst, from, pc.bytes);
     return;
   }
@@ -365,12 +370,23 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     }
     bounds[size_t(nchunks)] = n;
     if (out) {
+      std::vector<int64_t> per_record;
+      if (nchunks > 1) {
+        std::shared_ptr<const BatchSizes> last;
+        {
+          std::lock_guard<std::mutex> lock(plan->sizes_mu);
+          last = plan->last_sizes;
+        }
+        if (last) exact_per_record(plan->col_dtype, *last, n, *out, &per_record);
+      }
       auto frac = [&](int64_t k) {
         return total > 0 ? double(sizes_prefix[bounds[size_t(k)]]) / double(total) : double(bounds[size_t(k)]) / double(n);
       };
       for (int64_t k = 0; k < nchunks; k++) {
         res->chunks.push_back(std::unique_ptr<Decoder>(new Decoder(plan)));
-        res->chunks.back()->attach_part(*out, k == 0 ? 0.0 : frac(k), k + 1 == nchunks ? 1.0 : frac(k + 1));
+        res->chunks.back()->attach_part(*out, k == 0 ? 0.0 : frac(k), k + 1 == nchunks ? 1.0 : frac(k + 1),
+                                        per_record.empty() ? nullptr : per_record.data(), bounds[size_t(k)],
+                                        bounds[size_t(k + 1)], n);
         res->chunks.back()->cancel = cancel;
       }
     } else {
@@ -641,6 +657,8 @@ int64_t st_test_lend_log_read(int64_t* dst, int64_t cap) {
 }
 
 int64_t st_test_lent_outgrown(void) { return lent_outgrown.load(std::memory_order_relaxed); }
+
+int64_t st_test_closeup_moved_values(void) { return closeup_moved_values.load(std::memory_order_relaxed); }
 
 void st_result_free(st_result* r) { delete r; }
 

@@ -93,6 +93,33 @@ void fill_lend_sizes(const std::vector<uint8_t>& dtypes, const BatchSizes& last,
   }
 }
 
+// exact_per_record tells, for each column of a batch of n records decoded
+// into lent buffers on several chunks, how many values each record gives
+// it when that is known (else 0): a fixed-width column whose last batch
+// held a whole number of values per record (a dense scalar, a packed list
+// of one length), as many as this batch's buffer has room for. Each chunk
+// then writes exactly the stretch its records fill (Decoder::attach_part)
+// and the close-up moves nothing, where a stretch sized by input bytes
+// leaves a gap that moves every later chunk's piece: half the output on
+// two threads, at memory speed, after the decode. A wrong guess (a batch
+// whose records differ) costs what the gap would have: an earlier piece
+// that outgrows its stretch moves to engine memory and is copied back.
+// Values per record must keep every stretch 8-byte aligned.
+void exact_per_record(const std::vector<uint8_t>& dtypes, const BatchSizes& last, int64_t n, const st_output& out,
+                      std::vector<int64_t>* per_record) {
+  per_record->assign(dtypes.size(), 0);
+  if (last.records <= 0 || n <= 0 || !out.column_data || !out.column_bytes) return;
+  for (size_t c = 0; c < dtypes.size(); c++) {
+    const int64_t len = last.col_len[c];
+    if (dtypes[c] == ST_STRING || !out.column_data[c] || len <= 0 || len % last.records != 0) continue;
+    const int64_t per = len / last.records;
+    const uint8_t shift = shift_of(dtypes[c]);
+    if ((size_t(per) << shift) % 8 != 0) continue;
+    if (per > int64_t(out.column_bytes[c] >> shift) / n) continue;
+    (*per_record)[c] = per;
+  }
+}
+
 // lend_chunks is the number of chunks (each with its share of every lent
 // buffer) that decode_batch cuts a batch of n records into on threads
 // threads (0: default_threads()).

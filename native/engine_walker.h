@@ -75,8 +75,13 @@ struct Decoder {
   // caller's buffers the storage of the outputs that have one, then
   // empties the outputs: the parts of a batch decoded on several threads
   // each write their own stretch, closed up by assemble afterwards. Value
-  // stretches start 8-byte aligned.
-  void attach_part(const st_output& out, double lo, double hi) {
+  // stretches start 8-byte aligned. A value column with per_record[c]
+  // values in every record (exact_per_record; 0: not known) gets instead
+  // the stretch of the part's records [rec_lo, rec_hi) of nrecords
+  // exactly (the last part: to the end), so that the pieces meet and the
+  // close-up moves none of them.
+  void attach_part(const st_output& out, double lo, double hi, const int64_t* per_record, int64_t rec_lo,
+                   int64_t rec_hi, int64_t nrecords) {
     external = true;
     auto region = [&](size_t cap, size_t align, size_t* start) {
       size_t a = lo <= 0 ? 0 : size_t(double(cap) * lo) / align * align;
@@ -89,7 +94,17 @@ struct Decoder {
     size_t at;
     for (size_t c = 0; c < cols.size(); c++) {
       if (out.column_data && out.column_data[c]) {
-        size_t len = region(out.column_bytes[c], 8, &at);
+        size_t len;
+        const size_t cap = out.column_bytes[c];
+        if (per_record && per_record[c] > 0) {
+          auto end = [&](int64_t rec) {
+            return rec <= 0 ? 0 : rec >= nrecords ? cap : std::min(cap, size_t(per_record[c] * rec) << cols[c].shift);
+          };
+          at = end(rec_lo);
+          len = std::max(at, end(rec_hi)) - at;
+        } else {
+          len = region(cap, 8, &at);
+        }
         cols[c].vals.attach(static_cast<uint8_t*>(out.column_data[c]) + at, len);
       }
       if (cols[c].dtype == ST_STRING && out.string_offsets && out.string_offsets[c]) {

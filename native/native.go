@@ -783,6 +783,12 @@ func (r *Result) countCopied() {
 // sizing policy.
 func LentOutgrown() int64 { return int64(C.st_test_lent_outgrown()) }
 
+// CloseUpMovedValues returns how many bytes of values (not string offsets
+// nor row splits) the close-ups of multi-threaded decodes into lent
+// buffers have moved within those buffers in this process: for tests and
+// diagnostics of where each thread's share is placed.
+func CloseUpMovedValues() int64 { return int64(C.st_test_closeup_moved_values()) }
+
 // failThreadStarts makes every later start of an engine pool thread fail
 // (or start again): for the test of the fallback to fewer threads.
 func failThreadStarts(fail bool) {
