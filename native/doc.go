@@ -93,10 +93,12 @@
 // the batch into one chunk per thread, gives each the share of every
 // buffer that its share of the bytes suggests (value stretches 8-byte
 // aligned, each output with room for its shares' spread: three square
-// roots of its size per share) and closes each output's stretches up
-// afterwards, the outputs shared out among the threads (a memmove per
-// output and thread, string offsets and row splits shifted as they
-// move). A share that its chunk outgrows moves to engine memory and is
+// roots of its size per share); a value column whose previous batch held
+// a whole number of values per record gets instead the stretch its
+// chunk's records fill, so the stretches meet and nothing of it moves.
+// It closes each output's stretches up afterwards, the outputs shared
+// out among the threads (a memmove per output and thread, string
+// offsets and row splits shifted as they move). A share that its chunk outgrows moves to engine memory and is
 // copied back in once the stretches after it have moved, whenever the
 // output as a whole fits its buffer: one thread's bad guess costs that
 // share's copies, not the batch's lent buffers. A guess that is too small
