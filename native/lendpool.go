@@ -154,6 +154,19 @@ func (f *freeBlocks) put(p *byte, size int, byHand bool) {
 	}
 }
 
+func init() { testhook.DropPooledBlocks = blockPool.drop }
+
+// drop empties the pool.
+func (f *freeBlocks) drop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for c := range f.classes {
+		clear(f.classes[c])
+		f.classes[c] = f.classes[c][:0]
+	}
+	f.bytes = 0
+}
+
 // noteDecode records that a decode took blocks of bytes in all.
 func (f *freeBlocks) noteDecode(bytes int) {
 	f.mu.Lock()

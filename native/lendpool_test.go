@@ -54,6 +54,7 @@ func collectUntil(cond func() bool) bool {
 // through two collections it is let go.
 func TestBlocksComeBackAndGo(t *testing.T) {
 	const size = 3 << 20 // a class of its own in this test binary
+	blockPool.drop()     // room under the bound, whatever ran before
 	before := pooled(size)
 	b := takeBlocks(size - 1)[0]
 	first := uintptr(unsafe.Pointer(&b[0])) // not a pointer: it must not keep the block
@@ -76,6 +77,7 @@ func TestBlocksComeBackAndGo(t *testing.T) {
 // the block must not come back while the slice lives.
 func TestBlockKeptWhileReferenced(t *testing.T) {
 	const size = 5 << 20
+	blockPool.drop()
 	before := pooled(size)
 	b := takeBlocks(size - 1)[0]
 	mid := b[size/2 : size/2+8]
@@ -100,6 +102,7 @@ func TestBlockKeptWhileReferenced(t *testing.T) {
 // than its bound.
 func TestPoolBounded(t *testing.T) {
 	const size = 40 << 20 // 40 MiB: three fit the 128 MiB bound, not four
+	t.Cleanup(blockPool.drop)
 	for range 5 {
 		blockPool.noteDecode(0) // forget larger decodes of other tests
 	}

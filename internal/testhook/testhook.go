@@ -27,3 +27,8 @@ var LendBlockBytes atomic.Int64
 // again from its pool of blocks that came back (by Recycle, or by
 // themselves once nothing referred to them) instead of allocating.
 var LentFromPool atomic.Int64
+
+// DropPooledBlocks, set by package native, empties its pool of lent
+// blocks (the blocks are left to the collector), for tests that must know
+// what the next decode takes from it.
+var DropPooledBlocks func()
