@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/structtensor/structtensor-go/internal/testhook"
 	"github.com/structtensor/structtensor-go/native"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
@@ -98,15 +99,19 @@ func TestLentBufferNotPinnedBySmallResult(t *testing.T) {
 	}
 }
 
-// heapAfterGC returns the live heap after enough collections (with time
-// for the finalizers between them) for the pool of lent blocks to let go
-// of the idle ones: what it returns is what something still refers to.
+// heapAfterGC returns the live heap once the blocks that came back to the
+// pool of lent blocks are dropped from it: collections (with time for the
+// finalizers that return blocks), the pool emptied, and collections that
+// free what it held. What it returns is what something still refers to.
 func heapAfterGC() int64 {
 	var m runtime.MemStats
-	for range 5 {
+	for range 3 {
 		runtime.GC()
 		time.Sleep(time.Millisecond)
 	}
+	testhook.DropPooledBlocks()
+	runtime.GC()
+	runtime.GC()
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
 }
