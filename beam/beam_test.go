@@ -160,13 +160,19 @@ func singleProcess(t testing.TB, glob string, opts DecodeOptions) []any {
 	return out
 }
 
+// recipeFiles writes the tests' recipe record files (24 files, 3000
+// records) into a temporary directory and returns their glob and the
+// options that decode them.
+func recipeFiles(t *testing.T) (string, DecodeOptions) {
+	dir := t.TempDir()
+	dataset(t, dir, 24, 3000)
+	return filepath.Join(dir, "*.tfrecord"), DecodeOptions{DescriptorSet: descriptorSet(t), Message: recipe}
+}
+
 // TestDecodeEqualsSingleProcess: the pipeline's rows equal the single
 // process decode of the same files, row for row, whatever the splits.
 func TestDecodeEqualsSingleProcess(t *testing.T) {
-	dir := t.TempDir()
-	dataset(t, dir, 24, 3000)
-	glob := filepath.Join(dir, "*.tfrecord")
-	opts := DecodeOptions{DescriptorSet: descriptorSet(t), Message: recipe}
+	glob, opts := recipeFiles(t)
 	want := singleProcess(t, glob, opts)
 	if len(want) < 3000 {
 		t.Fatalf("only %d reference rows", len(want))
@@ -204,10 +210,7 @@ func TestDecodeEqualsSingleProcess(t *testing.T) {
 // decode of the same files row for row, with the large file cut between
 // parts at arbitrary offsets and the compressed files whole in one part.
 func TestReadPartsEqualsSingleProcess(t *testing.T) {
-	dir := t.TempDir()
-	dataset(t, dir, 24, 3000)
-	glob := filepath.Join(dir, "*.tfrecord")
-	opts := DecodeOptions{DescriptorSet: descriptorSet(t), Message: recipe}
+	glob, opts := recipeFiles(t)
 	want := singleProcess(t, glob, opts)
 	for _, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) {

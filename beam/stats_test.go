@@ -63,10 +63,7 @@ func withoutSketches(t *testing.T, js []byte) any {
 // process and in worker processes (Prism's PROCESS environment, one and
 // two harness processes).
 func TestStatsEqualSingleProcess(t *testing.T) {
-	dir := t.TempDir()
-	dataset(t, dir, 24, 3000)
-	glob := filepath.Join(dir, "*.tfrecord")
-	opts := DecodeOptions{DescriptorSet: descriptorSet(t), Message: recipe}
+	glob, opts := recipeFiles(t)
 	// Small sketches, so that their bounds are exercised.
 	sopts := stats.Options{QuantileK: 16, TopCounters: 8, TopK: 5, DistinctPrecision: 12}
 
@@ -102,7 +99,7 @@ func TestStatsEqualSingleProcess(t *testing.T) {
 			}
 			defer func() { onStatsMerge = nil }()
 
-			prefix := filepath.Join(dir, "out", string(mode), "stats")
+			prefix := filepath.Join(t.TempDir(), "stats")
 			p, s := beamsdk.NewPipelineWithRoot()
 			batches, err := Read(s, glob, ReadOptions{SplitSize: 1009, BatchBytes: 3000})
 			if err != nil {
