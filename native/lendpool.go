@@ -72,7 +72,7 @@ type freeBlocks struct {
 	// (an address, not a pointer, which would keep the block alive; an
 	// armed block cannot be collected, so its address stays its own), and
 	// armedBytes their size.
-	armed      map[uintptr]int
+	armed      map[uintptr]struct{}
 	armedBytes int
 	// decodes are the bytes the last few decodes took (noteDecode).
 	decodes    [4]int
@@ -84,8 +84,7 @@ type freeBlocks struct {
 }
 
 type freeBlock struct {
-	p    *byte
-	size int
+	p *byte
 	// since is the collection count when the block was put.
 	since uint64
 }
@@ -101,11 +100,11 @@ func (f *freeBlocks) get(class int) *byte {
 	if len(blocks) == 0 {
 		return nil
 	}
-	b := blocks[len(blocks)-1]
+	p := blocks[len(blocks)-1].p
 	blocks[len(blocks)-1] = freeBlock{}
 	f.classes[class] = blocks[:len(blocks)-1]
-	f.bytes -= b.size
-	return b.p
+	f.bytes -= classSize(class)
+	return p
 }
 
 // arm arms the finalizer of the block of size bytes at p, about to be
@@ -117,9 +116,9 @@ func (f *freeBlocks) arm(p *byte, size int) {
 		return
 	}
 	if f.armed == nil {
-		f.armed = map[uintptr]int{}
+		f.armed = map[uintptr]struct{}{}
 	}
-	f.armed[uintptr(unsafe.Pointer(p))] = size
+	f.armed[uintptr(unsafe.Pointer(p))] = struct{}{}
 	f.armedBytes += size
 	runtime.SetFinalizer(p, func(p *byte) { f.put(p, size, false) })
 }
@@ -147,7 +146,7 @@ func (f *freeBlocks) put(p *byte, size int, byHand bool) {
 		return
 	}
 	f.bytes += size
-	f.classes[class] = append(f.classes[class], freeBlock{p, size, f.collections})
+	f.classes[class] = append(f.classes[class], freeBlock{p, f.collections})
 	if !f.counting {
 		f.counting = true
 		f.armSentinel()
@@ -198,7 +197,7 @@ func (f *freeBlocks) collected() {
 			if f.collections-b.since < 2 {
 				kept = append(kept, b)
 			} else {
-				f.bytes -= b.size
+				f.bytes -= classSize(c)
 			}
 		}
 		clear(blocks[len(kept):])
@@ -221,6 +220,10 @@ func blockClass(n int) (class, size int) {
 	q := (n + step - 1) >> (e - 3) // 5..8
 	return 4*e + q - 5, q << (e - 3)
 }
+
+// classSize is the length of the blocks of a size class, as blockClass
+// gives it.
+func classSize(class int) int { return (class&3 + 5) << (class>>2 - 3) }
 
 // takeBlocks returns the blocks of one decode, one of more than n bytes
 // for each n in need (see takeBlock), and records their total for the

@@ -14,7 +14,7 @@ func TestBlockClass(t *testing.T) {
 		if size < n || size < 64 || (n > 64 && 4*size > 5*n+4) {
 			t.Fatalf("blockClass(%d) = size %d: want at least n, at most a quarter more", n, size)
 		}
-		if c2, s2 := blockClass(size); c2 != class || s2 != size {
+		if c2, s2 := blockClass(size); c2 != class || s2 != size || classSize(class) != size {
 			t.Fatalf("blockClass(%d) = %d, %d; of its size %d, %d", n, class, size, c2, s2)
 		}
 		if size < prevSize || (size == prevSize) != (class == prevClass) || class >= len(blockPool.classes) {
