@@ -276,20 +276,22 @@ func (t *Tensor) ValidateUTF8() bool {
 // enough: "\xc3" and "\xa9" are each invalid and together "é". So one
 // pass validates the concatenation and a second looks at each interior
 // boundary: in valid UTF-8 a boundary falls inside a character exactly
-// when the byte after it is a continuation byte (10xxxxxx). offsets must
-// not decrease and must lie within data, as NewStringTensor checks.
+// when the byte after it is a continuation byte (10xxxxxx). Offsets that
+// decrease or leave data (which NewStringTensor refuses) give false.
 func ValidUTF8Strings(data []byte, offsets []int64) bool {
 	if len(offsets) < 2 {
 		return true
 	}
 	first, last := offsets[0], offsets[len(offsets)-1]
-	if !utf8.Valid(data[first:last]) {
+	if first < 0 || last < first || last > int64(len(data)) || !utf8.Valid(data[first:last]) {
 		return false
 	}
+	prev := first
 	for _, o := range offsets[1 : len(offsets)-1] {
-		if o < last && data[o]&0xc0 == 0x80 {
+		if o < prev || o > last || o < last && data[o]&0xc0 == 0x80 {
 			return false
 		}
+		prev = o
 	}
 	return true
 }
