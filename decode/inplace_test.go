@@ -3,6 +3,7 @@ package decode
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -434,6 +435,97 @@ func TestLentMemoryComesBack(t *testing.T) {
 			}
 			if ok, why := sameValue(keptWant, structtensor.ToValue(kept)); !ok {
 				t.Errorf("%s: a kept field of an earlier output changed: %s", name, why)
+			}
+		}
+	}
+}
+
+// TestDecodeLendsRecordSplitsInPlace decodes wide sparse records (their
+// output is nearly all the row splits of the records' own fields) on
+// several threads into lent buffers: each thread writes the splits of its
+// records where they belong, so the close-up rebases them in place and
+// moves none, whatever the records hold. A batch whose first record is
+// so large that a thread gets no records places them by input bytes, as
+// the splits of nested fields are: moved, and still right.
+func TestDecodeLendsRecordSplitsInPlace(t *testing.T) {
+	testhook.PoisonLentBuffers.Store(true)
+	defer testhook.PoisonLentBuffers.Store(false)
+	d := testDescriptors(t)
+	const wide = "structtensor.testdata.wide.WideSparse"
+	md, err := d.Message(wide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	record := func(set int) []byte {
+		m := dynamicpb.NewMessage(md)
+		for range set {
+			f := md.Fields().Get(rng.IntN(md.Fields().Len()))
+			var v protoreflect.Value
+			switch f.Kind() {
+			case protoreflect.Int64Kind:
+				v = protoreflect.ValueOfInt64(rng.Int64N(1 << 40))
+			case protoreflect.DoubleKind:
+				v = protoreflect.ValueOfFloat64(rng.Float64())
+			case protoreflect.StringKind:
+				v = protoreflect.ValueOfString(strings.Repeat("x", rng.IntN(12)))
+			case protoreflect.BoolKind:
+				v = protoreflect.ValueOfBool(rng.IntN(2) == 0)
+			default:
+				t.Fatalf("field %s: unexpected kind %v", f.Name(), f.Kind())
+			}
+			m.Set(f, v)
+		}
+		rec, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	batch := func(n int) [][]byte {
+		out := make([][]byte, n)
+		for i := range out {
+			out[i] = record(5 + rng.IntN(11))
+		}
+		return out
+	}
+	first := batch(2000)
+	// skewed: a first record (a string of 100 kB) of most of the batch.
+	big := dynamicpb.NewMessage(md)
+	big.Set(md.Fields().ByName("f3"), protoreflect.ValueOfString(strings.Repeat("y", 100<<10)))
+	bigRecord, err := proto.Marshal(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skewed := append([][]byte{bigRecord}, batch(60)...)
+	for _, threads := range []int{2, 3, 8} {
+		plan, err := Compile(d, wide)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decode := func(what string, records [][]byte) (moved int64) {
+			t.Helper()
+			before := native.CloseUpMovedSplits()
+			data, offsets := contiguous(records)
+			st, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
+			if err != nil {
+				t.Fatalf("%s on %d threads: %v", what, threads, err)
+			}
+			if ok, why := sameValue(refRecords(t, md, records), structtensor.ToValue(st)); !ok {
+				t.Errorf("%s on %d threads: differs from the reference: %s", what, threads, why)
+			}
+			return native.CloseUpMovedSplits() - before
+		}
+		decode("first batch", first) // sizes the next decode's buffers
+		for _, n := range []int{2000, 1500, 2600} {
+			what := fmt.Sprintf("%d other records", n)
+			if moved := decode(what, batch(n)); moved != 0 {
+				t.Errorf("%s on %d threads: the close-up moved %d bytes of row splits, want none", what, threads, moved)
+			}
+		}
+		if threads == 3 {
+			if moved := decode("a skewed batch", skewed); moved == 0 {
+				t.Errorf("a skewed batch on %d threads: no row splits moved, yet a thread had no records", threads)
 			}
 		}
 	}

@@ -95,10 +95,14 @@
 // aligned, each output with room for its shares' spread: three square
 // roots of its size per share); a value column whose previous batch held
 // a whole number of values per record gets instead the stretch its
-// chunk's records fill, so the stretches meet and nothing of it moves.
-// It closes each output's stretches up afterwards, the outputs shared
-// out among the threads (a memmove per output and thread, string
-// offsets and row splits shifted as they move). A share that its chunk outgrows moves to engine memory and is
+// chunk's records fill, so the stretches meet and nothing of it moves;
+// so do the row splits of the records' own list fields (one split a
+// record), whose stretches meet at a shared split: the chunk before
+// leaves it out, the chunk after writes its leading 0 there, rebased to
+// the same value later. It closes each output's stretches up
+// afterwards, the outputs shared out among the threads (a memmove per
+// output and thread, string offsets and row splits shifted as they
+// move, or only shifted in place where they meet). A share that its chunk outgrows moves to engine memory and is
 // copied back in once the stretches after it have moved, whenever the
 // output as a whole fits its buffer: one thread's bad guess costs that
 // share's copies, not the batch's lent buffers. A guess that is too small

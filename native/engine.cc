@@ -107,6 +107,10 @@ std::unique_ptr<Decoder> get_decoder(const st_plan* plan) {
 // within lent buffers (st_test_closeup_moved_values).
 std::atomic<int64_t> closeup_moved_values{0};
 
+// closeup_moved_splits counts the bytes of row splits that close-ups
+// moved within lent buffers, rebased or not (st_test_closeup_moved_splits).
+std::atomic<int64_t> closeup_moved_splits{0};
+
 // Piece is one chunk's part of one output: the Buf, and whether its
 // elements are cumulative int64s (string offsets, row splits), whose
 // leading 0 a later chunk drops and whose values it rebases.
@@ -119,29 +123,43 @@ struct Piece {
 };
 
 // move_piece writes piece at dst (inside the lent buffer at `to`),
-// rebasing cumulative elements. Overlapping moves go in the right
+// rebasing cumulative elements, and counts the bytes moved within the
+// lent buffer in moved (if not null). Overlapping moves go in the right
 // direction: memmove for raw bytes, and for rebased int64s backwards
 // when moving up.
-void move_piece(const Piece& pc, uint8_t* to, bool cumulative) {
+void move_piece(const Piece& pc, uint8_t* to, bool cumulative, std::atomic<int64_t>* moved) {
   const uint8_t* from = pc.buf->p + pc.src;
   uint8_t* dst = to + pc.dst;
   if (pc.bytes == 0 || (from == dst && pc.base == 0)) return;
+  if (moved && from != dst && pc.buf->external) moved->fetch_add(int64_t(pc.bytes), std::memory_order_relaxed);
   if (!cumulative || pc.base == 0) {
-    if (!cumulative && pc.buf->external) closeup_moved_values.fetch_add(int64_t(pc.bytes), std::memory_order_relaxed);
     memmove(dst, from, pc.bytes);
     return;
   }
-  const size_t m = pc.bytes / 8;
-  auto at = [&](size_t i) {
+  // Eight elements at a time, each block loaded whole before it is
+  // stored: a block stored overlaps only elements already loaded (moving
+  // down, forwards; moving up, backwards).
+  typedef int64_t Block __attribute__((vector_size(64)));
+  const size_t m = pc.bytes / 8, whole = m / 8 * 8;
+  const int64_t base = pc.base;
+  auto one = [&](size_t i) {
     int64_t v;
     memcpy(&v, from + i * 8, 8);
-    v += pc.base;
+    v += base;
     memcpy(dst + i * 8, &v, 8);
   };
+  auto block = [&](size_t i) {
+    Block v;
+    memcpy(&v, from + i * 8, 64);
+    v += base;
+    memcpy(dst + i * 8, &v, 64);
+  };
   if (dst <= from) {
-    for (size_t i = 0; i < m; i++) at(i);
+    for (size_t i = 0; i < whole; i += 8) block(i);
+    for (size_t i = whole; i < m; i++) one(i);
   } else {
-    for (size_t i = m; i-- > 0;) at(i);
+    for (size_t i = m; i-- > whole;) one(i);
+    for (size_t i = whole; i > 0; i -= 8) block(i - 8);
   }
 }
 
@@ -150,6 +168,7 @@ void move_piece(const Piece& pc, uint8_t* to, bool cumulative) {
 struct Assembly {
   std::vector<Piece> pcs;
   bool cumulative = false;
+  std::atomic<int64_t>* moved = nullptr;  // counts the bytes moved (move_piece)
   uint8_t* lent = nullptr;
   size_t lent_bytes = 0;
   size_t total = 0;
@@ -168,14 +187,32 @@ struct Assembly {
     for (size_t k = 0; k < nbufs; k++) {
       Piece& pc = pcs[k];
       pc.buf = bufs[k];
-      pc.src = cumulative && k > 0 ? 8 : 0;
+      // A leading 0 is dropped, unless the piece before left its last
+      // split out for it (Buf::end_elsewhere): rebased, it is that split.
+      pc.src = cumulative && k > 0 && !bufs[k - 1]->end_elsewhere ? 8 : 0;
       pc.bytes = pc.buf->len - std::min(pc.buf->len, pc.src);
       pc.dst = total;
       pc.base = base;
       total += pc.bytes;
-      if (cumulative && pc.buf->len >= 8) base += pc.buf->last_i64();
+      if (cumulative && pc.buf->end_elsewhere) {
+        base += pc.buf->end_split;
+      } else if (cumulative && pc.buf->len >= 8) {
+        base += pc.buf->last_i64();
+      }
     }
     return total <= lent_bytes;
+  }
+
+  // restore_ends puts back the last split of each of the nbufs pieces
+  // bufs that left it out (Buf::end_elsewhere), for an output that is
+  // not closed up: its pieces are then read each with its own leading 0
+  // and last split (st_result_copy_partition).
+  static void restore_ends(Buf* const* bufs, size_t nbufs) {
+    for (size_t k = 0; k < nbufs; k++) {
+      if (!bufs[k]->end_elsewhere) continue;
+      bufs[k]->end_elsewhere = false;
+      bufs[k]->push<int64_t>(bufs[k]->end_split);
+    }
   }
 
   // apply moves the planned pieces together: those still in their
@@ -189,14 +226,15 @@ struct Assembly {
   void apply() {
     auto moves_up = [&](const Piece& pc) { return pc.buf->external && pc.buf->p + pc.src < lent + pc.dst; };
     for (size_t k = pcs.size(); k-- > 0;) {
-      if (moves_up(pcs[k])) move_piece(pcs[k], lent, cumulative);
+      if (moves_up(pcs[k])) move_piece(pcs[k], lent, cumulative, moved);
     }
     for (auto& pc : pcs) {
-      if (pc.buf->external && !moves_up(pc)) move_piece(pc, lent, cumulative);
+      if (pc.buf->external && !moves_up(pc)) move_piece(pc, lent, cumulative, moved);
     }
     for (auto& pc : pcs) {
-      if (!pc.buf->external) move_piece(pc, lent, cumulative);
+      if (!pc.buf->external) move_piece(pc, lent, cumulative, moved);
     }
+    for (auto& pc : pcs) pc.buf->end_elsewhere = false;
     pcs[0].buf->attach(lent, lent_bytes);
     pcs[0].buf->len = total;
     for (size_t k = 1; k < pcs.size(); k++) {
@@ -219,6 +257,9 @@ void assemble(st_result& res, const st_output& out, int threads) {
     try {
       std::vector<Buf*> bufs(nchunks);
       Assembly vals, offs;
+      Assembly splits;
+      vals.moved = &closeup_moved_values;
+      splits.moved = &closeup_moved_splits;
       for (;;) {
         const size_t j = next.fetch_add(1);
         if (j >= ncols + nparts) return;
@@ -226,9 +267,11 @@ void assemble(st_result& res, const st_output& out, int threads) {
           const size_t p = j - ncols;
           for (size_t k = 0; k < nchunks; k++) bufs[k] = &res.chunks[k]->parts[p];
           int64_t* to = out.partition_splits ? out.partition_splits[p] : nullptr;
-          if (vals.plan(bufs.data(), nchunks, true, reinterpret_cast<uint8_t*>(to), to ? out.partition_len[p] * 8 : 0)) {
-            vals.apply();
+          if (splits.plan(bufs.data(), nchunks, true, reinterpret_cast<uint8_t*>(to), to ? out.partition_len[p] * 8 : 0)) {
+            splits.apply();
             whole++;
+          } else {
+            Assembly::restore_ends(bufs.data(), nchunks);
           }
           continue;
         }
@@ -382,11 +425,13 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
       auto frac = [&](int64_t k) {
         return total > 0 ? double(sizes_prefix[bounds[size_t(k)]]) / double(total) : double(bounds[size_t(k)]) / double(n);
       };
+      bool records_exact = true;
+      for (int64_t k = 0; k < nchunks; k++) records_exact = records_exact && bounds[size_t(k)] < bounds[size_t(k + 1)];
       for (int64_t k = 0; k < nchunks; k++) {
         res->chunks.push_back(std::unique_ptr<Decoder>(new Decoder(plan)));
         res->chunks.back()->attach_part(*out, k == 0 ? 0.0 : frac(k), k + 1 == nchunks ? 1.0 : frac(k + 1),
                                         per_record.empty() ? nullptr : per_record.data(), bounds[size_t(k)],
-                                        bounds[size_t(k + 1)], n);
+                                        bounds[size_t(k + 1)], n, records_exact);
         res->chunks.back()->cancel = cancel;
       }
     } else {
@@ -659,6 +704,8 @@ int64_t st_test_lend_log_read(int64_t* dst, int64_t cap) {
 int64_t st_test_lent_outgrown(void) { return lent_outgrown.load(std::memory_order_relaxed); }
 
 int64_t st_test_closeup_moved_values(void) { return closeup_moved_values.load(std::memory_order_relaxed); }
+
+int64_t st_test_closeup_moved_splits(void) { return closeup_moved_splits.load(std::memory_order_relaxed); }
 
 void st_result_free(st_result* r) { delete r; }
 

@@ -28,11 +28,17 @@ struct Buf {
   size_t len = 0;
   size_t cap = 0;
   bool external = false;  // p belongs to the caller
+  // A row-splits buffer of one chunk of a batch decoded on several
+  // threads, whose last split is where the next chunk's leading 0 is
+  // (Decoder::attach_part), leaves it out: end_split holds it.
+  bool end_elsewhere = false;
+  int64_t end_split = 0;
 
   Buf() = default;
   Buf(const Buf&) = delete;
   Buf& operator=(const Buf&) = delete;
-  Buf(Buf&& o) noexcept : p(o.p), len(o.len), cap(o.cap), external(o.external) {
+  Buf(Buf&& o) noexcept
+      : p(o.p), len(o.len), cap(o.cap), external(o.external), end_elsewhere(o.end_elsewhere), end_split(o.end_split) {
     o.p = nullptr;
     o.len = o.cap = 0;
     o.external = false;

@@ -59,6 +59,7 @@ struct Decoder {
     }
     for (auto& p : parts) {
       p.len = 0;
+      p.end_elsewhere = false;
       p.push<int64_t>(0);
     }
     std::fill(counts.begin(), counts.end(), 0);
@@ -79,9 +80,17 @@ struct Decoder {
   // values in every record (exact_per_record; 0: not known) gets instead
   // the stretch of the part's records [rec_lo, rec_hi) of nrecords
   // exactly (the last part: to the end), so that the pieces meet and the
-  // close-up moves none of them.
+  // close-up moves none of them. The same for the row splits of the
+  // records' own list fields when every part has records (records_exact):
+  // one split a record, so a part's splits are those of its records
+  // [rec_lo, rec_hi] exactly; its last split is the next part's leading
+  // 0, so a part other than the last leaves it out of the buffer
+  // (Buf::end_elsewhere) and the close-up keeps the next part's leading
+  // element instead, rebased to the same value. The splits then need only
+  // rebasing in place, not moving: half the output of wide sparse
+  // records on two threads.
   void attach_part(const st_output& out, double lo, double hi, const int64_t* per_record, int64_t rec_lo,
-                   int64_t rec_hi, int64_t nrecords) {
+                   int64_t rec_hi, int64_t nrecords, bool records_exact) {
     external = true;
     auto region = [&](size_t cap, size_t align, size_t* start) {
       size_t a = lo <= 0 ? 0 : size_t(double(cap) * lo) / align * align;
@@ -119,6 +128,16 @@ struct Decoder {
       }
     }
     reset();
+    if (!records_exact || !out.partition_splits || !out.partition_len) return;
+    const bool last = rec_hi >= nrecords;
+    for (const NodePlan::ListSlot& ls : plan->nodes[0].list_slots) {
+      const size_t k = size_t(ls.partition);
+      if (!out.partition_splits[k] || out.partition_len[k] < size_t(nrecords) + 1) continue;
+      const size_t len = last ? out.partition_len[k] - size_t(rec_lo) : size_t(rec_hi - rec_lo);
+      parts[k].attach(out.partition_splits[k] + rec_lo, len * 8);
+      parts[k].push<int64_t>(0);
+      parts[k].end_elsewhere = !last;
+    }
   }
 
   // all_external tells whether every output is in the caller's buffers.
@@ -279,7 +298,14 @@ struct Decoder {
       const NodePlan& np = plan->nodes[ni];
       const int64_t n = counts[ni];
       for (const NodePlan::ListSlot& ls : np.list_slots) {
-        fill_splits(parts[size_t(ls.partition)], n + 1, ls.message ? counts[size_t(ls.source)] : cols[size_t(ls.source)].count());
+        Buf& sp = parts[size_t(ls.partition)];
+        const int64_t v = ls.message ? counts[size_t(ls.source)] : cols[size_t(ls.source)].count();
+        if (__builtin_expect(sp.end_elsewhere, 0)) {
+          fill_splits(sp, n, v);
+          sp.end_split = v;
+        } else {
+          fill_splits(sp, n + 1, v);
+        }
       }
       for (int32_t fi : np.implicit_scalars) {
         const FieldPlan& f = np.fields[size_t(fi)];

@@ -789,6 +789,11 @@ func LentOutgrown() int64 { return int64(C.st_test_lent_outgrown()) }
 // diagnostics of where each thread's share is placed.
 func CloseUpMovedValues() int64 { return int64(C.st_test_closeup_moved_values()) }
 
+// CloseUpMovedSplits returns how many bytes of row splits the same
+// close-ups have moved within the lent buffers in this process (not those
+// only rebased where a thread wrote them).
+func CloseUpMovedSplits() int64 { return int64(C.st_test_closeup_moved_splits()) }
+
 // failThreadStarts makes every later start of an engine pool thread fail
 // (or start again): for the test of the fallback to fewer threads.
 func failThreadStarts(fail bool) {

@@ -195,6 +195,10 @@ int64_t st_test_lent_outgrown(void);
  * string offsets nor row splits) the close-ups of multi-threaded decodes
  * into lent buffers have moved within those buffers, process-wide. */
 int64_t st_test_closeup_moved_values(void);
+/* st_test_closeup_moved_splits returns how many bytes of row splits the
+ * same close-ups have moved within the lent buffers, process-wide (not
+ * those only rebased where they were written). */
+int64_t st_test_closeup_moved_splits(void);
 
 /* Results. Sizes first, then copy into buffers the caller allocated (a
  * TensorFlow output tensor, a Go slice): chunks decoded on other threads
