@@ -20,14 +20,17 @@
 //     that lives as long as the output (the slack is sliced off, not
 //     freed). So the guess is the last batch's size, scaled, plus a
 //     little: 1/32 and 16 elements.
-//   - A batch decoded on T threads (T chunks) splits every buffer into T
-//     shares by input bytes; a share its chunk outgrows is copied back
-//     in afterwards when the whole output fits (engine.cc, assemble), at
-//     the cost of that share's copies. A share's count strays from its
-//     byte fraction by about its square root, so each output gets three
-//     of those more: 3 * sqrt(size * T) elements in all, which is little
-//     beside 1/32 for large outputs and keeps the small ones' shares
-//     from overflowing.
+//   - A batch's count of values (strings, splits) strays from the last
+//     batch's, scaled, by about its square root, and so does each
+//     share's from its byte fraction when a batch decoded on T threads
+//     (T chunks) splits every buffer into T shares by input bytes (a
+//     share its chunk outgrows is copied back in afterwards when the
+//     whole output fits: engine.cc, assemble). So each output gets three
+//     of those more: 3 * sqrt(size * T) elements in all (T = 1 on one
+//     thread; a string column's bytes spread as its count of strings
+//     does, times their mean length: 3 * sqrt(bytes * mean * T)). That
+//     is little beside 1/32 for large outputs and keeps small batches of
+//     sparse records from outgrowing a tenth of their buffers.
 //   - The guess scales the plan's last batch of at least
 //     ST_LEND_MIN_BYTES by the larger of the ratios of input bytes and of
 //     records: most outputs grow with the bytes, some (row splits,
@@ -74,14 +77,17 @@ void fill_lend_sizes(const std::vector<uint8_t>& dtypes, const BatchSizes& last,
   double ratio = double(in_bytes) / double(std::max<int64_t>(last.in_bytes, 1));
   ratio = std::max(ratio, double(n) / double(std::max<int64_t>(last.records, 1)));
   const int64_t limit = in_bytes + n + 1;
-  auto scale = [&](int64_t prev, int64_t bound) {
+  // unit is the size of one counted thing (a string's bytes, on average)
+  // in the units of prev: the spread is that of the count.
+  auto scale = [&](int64_t prev, int64_t bound, double unit = 1) {
     const double s = double(prev) * ratio;
-    const double shares = chunks > 1 ? 3 * std::sqrt(s * double(chunks)) : 0;
-    return std::min(int64_t(s + s / 32 + shares) + 16, bound);
+    const double spread = 3 * std::sqrt(s * unit * double(std::max<int64_t>(chunks, 1)));
+    return std::min(int64_t(s + s / 32 + spread) + 16, bound);
   };
   for (size_t c = 0; c < dtypes.size(); c++) {
     if (dtypes[c] == ST_STRING) {
-      out.column_bytes[c] = size_t(std::max<int64_t>(scale(last.col_bytes[c], in_bytes), 1));
+      const double per_string = double(last.col_bytes[c]) / double(std::max<int64_t>(last.col_len[c], 1));
+      out.column_bytes[c] = size_t(std::max<int64_t>(scale(last.col_bytes[c], in_bytes, std::max(per_string, 1.0)), 1));
       out.string_offsets_len[c] = size_t(scale(last.col_len[c], limit) + 1);
       continue;
     }
