@@ -749,6 +749,19 @@ int32_t st_result_partition_in_place(const st_result* r, int64_t p) {
   return r->chunks[0]->parts[size_t(p)].external ? 1 : 0;
 }
 
+void st_result_layout(const st_result* r, int64_t* columns, int64_t* partitions) {
+  if (!r) return;
+  for (int64_t c = 0; c < int64_t(r->plan->col_dtype.size()); c++) {
+    columns[3 * c] = st_result_column_length(r, c);
+    columns[3 * c + 1] = st_result_column_bytes(r, c);
+    columns[3 * c + 2] = st_result_column_in_place(r, c);
+  }
+  for (int64_t p = 0; p < r->plan->nparts; p++) {
+    partitions[2 * p] = st_result_partition_length(r, p);
+    partitions[2 * p + 1] = st_result_partition_in_place(r, p);
+  }
+}
+
 int64_t st_result_column_length(const st_result* r, int64_t c) {
   if (!col_ok(r, c)) return -1;
   int64_t n = 0;

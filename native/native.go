@@ -247,7 +247,7 @@ func (p *Plan) Decode(ctx context.Context, records [][]byte, o Options) (*Result
 func (p *Plan) result(r *C.st_result, l *lent) *Result {
 	res := newResult(r, p)
 	res.lent = l
-	l.settle(r)
+	l.settle(res)
 	return res
 }
 
@@ -525,23 +525,23 @@ func (p *Plan) lend(sized func(*C.st_lend_sizes) C.int32_t) *lent {
 // least half the block (less, and a caller keeping them would keep a
 // block mostly of slack: the batch was smaller than the last one's
 // sizes said; the outputs are then copied out, as when nothing is lent).
-func (l *lent) settle(r *C.st_result) {
+func (l *lent) settle(res *Result) {
 	if l == nil {
 		return
 	}
 	used := 0
 	for c, v := range l.cols {
-		if C.st_result_column_in_place(r, C.int64_t(c)) != 1 {
+		if res.cols[c][2] != 1 {
 			continue
 		}
-		used += int(C.st_result_column_bytes(r, C.int64_t(c)))
+		used += int(res.cols[c][1])
 		if _, ok := v.([]byte); ok {
-			used += 8 * (int(C.st_result_column_length(r, C.int64_t(c))) + 1)
+			used += 8 * (int(res.cols[c][0]) + 1)
 		}
 	}
 	for k := range l.parts {
-		if C.st_result_partition_in_place(r, C.int64_t(k)) == 1 {
-			used += 8 * int(C.st_result_partition_length(r, C.int64_t(k)))
+		if res.parts[k][1] == 1 {
+			used += 8 * int(res.parts[k][0])
 		}
 	}
 	size := 0
@@ -604,10 +604,22 @@ type Result struct {
 	plan *Plan
 	// lent are the Go buffers the engine wrote into, or nil.
 	lent *lent
+	// cols and parts are every output's sizes, read in one call
+	// (st_result_layout) rather than five cgo calls per output, which
+	// weighed on small batches: per column its length, bytes and
+	// whether it is in place (1), per partition its length and whether it
+	// is in place.
+	cols  [][3]int64
+	parts [][2]int64
 }
 
 func newResult(r *C.st_result, plan *Plan) *Result {
 	res := &Result{r: r, plan: plan}
+	nc, np := len(plan.dtypes), plan.NumPartitions()
+	layout := make([]int64, 3*nc+2*np+1) // +1: never empty, so &layout[k] is valid
+	C.st_result_layout(r, (*C.int64_t)(unsafe.Pointer(&layout[0])), (*C.int64_t)(unsafe.Pointer(&layout[3*nc])))
+	res.cols = unsafe.Slice((*[3]int64)(unsafe.Pointer(&layout[0])), nc)
+	res.parts = unsafe.Slice((*[2]int64)(unsafe.Pointer(&layout[3*nc])), np)
 	runtime.SetFinalizer(res, (*Result).Free)
 	return res
 }
@@ -643,13 +655,12 @@ const releaseBytes = 1 << 20
 // []uint32, []uint64, []float32 or []float64 according to dtype (the
 // numbering of structtensor.DType).
 func (r *Result) Column(c int, dtype uint8) (any, error) {
-	n := int(C.st_result_column_length(r.r, C.int64_t(c)))
-	nb := int(C.st_result_column_bytes(r.r, C.int64_t(c)))
-	if n < 0 {
+	if c < 0 || c >= len(r.cols) {
 		return nil, fmt.Errorf("%w: bad column %d", errCopy, c)
 	}
+	n, nb := int(r.cols[c][0]), int(r.cols[c][1])
 	defer runtime.KeepAlive(r)
-	if r.lent != nil && r.lent.keep && C.st_result_column_in_place(r.r, C.int64_t(c)) == 1 {
+	if r.lent != nil && r.lent.keep && r.cols[c][2] == 1 {
 		if v := shrink(r.lent.cols[c], n); v != nil {
 			testhook.LentInPlace.Add(1)
 			return v, nil
@@ -718,13 +729,12 @@ func (r *Result) Column(c int, dtype uint8) (any, error) {
 // Strings copies out string column c as one data buffer plus len+1
 // offsets.
 func (r *Result) Strings(c int) (data []byte, offsets []int64, err error) {
-	n := int(C.st_result_column_length(r.r, C.int64_t(c)))
-	nb := int(C.st_result_column_bytes(r.r, C.int64_t(c)))
-	if n < 0 {
+	if c < 0 || c >= len(r.cols) {
 		return nil, nil, fmt.Errorf("%w: bad column %d", errCopy, c)
 	}
+	n, nb := int(r.cols[c][0]), int(r.cols[c][1])
 	defer runtime.KeepAlive(r)
-	if r.lent != nil && r.lent.keep && C.st_result_column_in_place(r.r, C.int64_t(c)) == 1 {
+	if r.lent != nil && r.lent.keep && r.cols[c][2] == 1 {
 		if b, ok := r.lent.cols[c].([]byte); ok && len(b) >= nb && len(r.lent.offs[c]) >= n+1 {
 			testhook.LentInPlace.Add(1)
 			return b[:nb:nb], r.lent.offs[c][: n+1 : n+1], nil
@@ -749,12 +759,12 @@ func (r *Result) Strings(c int) (data []byte, offsets []int64, err error) {
 
 // Splits copies out the row splits of partition p.
 func (r *Result) Splits(p int) ([]int64, error) {
-	n := int(C.st_result_partition_length(r.r, C.int64_t(p)))
-	if n < 1 {
+	if p < 0 || p >= len(r.parts) || r.parts[p][0] < 1 {
 		return nil, fmt.Errorf("%w: bad partition %d", errCopy, p)
 	}
+	n := int(r.parts[p][0])
 	defer runtime.KeepAlive(r)
-	if r.lent != nil && r.lent.keep && C.st_result_partition_in_place(r.r, C.int64_t(p)) == 1 && len(r.lent.parts[p]) >= n {
+	if r.lent != nil && r.lent.keep && r.parts[p][1] == 1 && len(r.lent.parts[p]) >= n {
 		testhook.LentInPlace.Add(1)
 		return r.lent.parts[p][:n:n], nil
 	}

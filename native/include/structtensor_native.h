@@ -210,6 +210,14 @@ int64_t st_result_num_records(const st_result* r);
  * in engine memory, -1 on a bad index. */
 int32_t st_result_column_in_place(const st_result* r, int64_t column);
 int32_t st_result_partition_in_place(const st_result* r, int64_t partition);
+/* st_result_layout writes what st_result_column_length,
+ * st_result_column_bytes, st_result_column_in_place,
+ * st_result_partition_length and st_result_partition_in_place return, for
+ * every column c into columns[3c], columns[3c+1] and columns[3c+2], and
+ * for every partition p into partitions[2p] and partitions[2p+1]: one
+ * call instead of five per output, for a caller that takes every output
+ * of a small batch. */
+void st_result_layout(const st_result* r, int64_t* columns, int64_t* partitions);
 /* Number of values of a column (strings: number of strings). -1 on a bad index. */
 int64_t st_result_column_length(const st_result* r, int64_t column);
 /* Bytes of value data: length * element size, or total string bytes. */
