@@ -142,7 +142,8 @@
 // the largest recent decode (at least 128 MiB): past that, outputs are
 // collected as any garbage. A loop over batches that is done with
 // each output before the next may hand it back at once with
-// Plan.Recycle, which saves the wait for a collection.
+// Plan.Recycle, which saves the wait for a collection; a Stream does so
+// itself with StreamOptions.ReuseMemory (each batch valid until the next).
 //
 // Plan.MarshalBinary gives the plan's versioned byte form, which the
 // TensorFlow op carries as an attribute and UnmarshalPlan reads back,

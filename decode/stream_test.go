@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -261,4 +262,57 @@ type countingReader struct {
 func (c *countingReader) Read(p []byte) (int, error) {
 	c.reads.Add(1)
 	return c.r.Read(p)
+}
+
+// TestStreamReusesMemory streams the same batch of records again and
+// again: with ReuseMemory each batch is decoded into the memory of the
+// one before (once the lent sizes settle, from the fourth batch on), and
+// still equals the reference; without it, each has memory of its own
+// (the collector, stopped here, returns none).
+func TestStreamReusesMemory(t *testing.T) {
+	withoutReturns(t)
+	d := testDescriptors(t)
+	ds := benchDatasets(t, 256)[1] // recipe
+	md, err := d.Message(ds.message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := ds.records[:128] // over ST_LEND_MIN_BYTES
+	want := refRecords(t, md, records)
+	var buf bytes.Buffer
+	w := tfrecord.NewWriter(&buf)
+	for range 6 {
+		for _, r := range records {
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, reuse := range []bool{false, true} {
+		plan, err := Compile(d, ds.message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var blocks [][]uintptr
+		for st, err := range plan.Batches(context.Background(), bytes.NewReader(buf.Bytes()), StreamOptions{BatchSize: len(records), ReuseMemory: reuse}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok, why := sameValue(want, structtensor.ToValue(st)); !ok {
+				t.Fatalf("reuse %v, batch %d: differs from the reference: %s", reuse, len(blocks), why)
+			}
+			blocks = append(blocks, plan.recent.blocksOf(st))
+		}
+		if len(blocks) != 6 || len(blocks[1]) == 0 {
+			t.Fatalf("reuse %v: %d batches, the second lent %d blocks; want 6 batches, lent memory", reuse, len(blocks), len(blocks[1]))
+		}
+		for i := 3; i < len(blocks); i++ {
+			if same := slices.Equal(blocks[i], blocks[i-1]); same != reuse {
+				t.Errorf("reuse %v: batch %d decoded into blocks %x, batch %d into %x", reuse, i, blocks[i], i-1, blocks[i-1])
+			}
+		}
+	}
 }
