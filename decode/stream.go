@@ -66,7 +66,7 @@ type Stream struct {
 	opts    StreamOptions
 	prev    *structtensor.StructTensor // the last batch decoded, with ReuseMemory
 	n       int64                      // records decoded so far
-	bytes   int64 // record bytes decoded so far
+	bytes   int64                      // record bytes decoded so far
 	err     error
 }
 
