@@ -257,16 +257,7 @@ func TestDecodeLendsFixedCountsWithoutMoving(t *testing.T) {
 		}
 		decode := func(what string, records [][]byte) (moved int64) {
 			t.Helper()
-			before := native.CloseUpMovedValues()
-			data, offsets := contiguous(records)
-			st, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
-			if err != nil {
-				t.Fatalf("%s on %d threads: %v", what, threads, err)
-			}
-			if ok, why := sameValue(refRecords(t, md, records), structtensor.ToValue(st)); !ok {
-				t.Errorf("%s on %d threads: differs from the reference: %s", what, threads, why)
-			}
-			return native.CloseUpMovedValues() - before
+			return decodeCounting(t, plan, md, what, records, threads, native.CloseUpMovedValues)
 		}
 		decode("first batch", records) // sizes the next decode's buffers
 		if moved := decode("same counts", records); moved != 0 {
@@ -440,6 +431,23 @@ func TestLentMemoryComesBack(t *testing.T) {
 	}
 }
 
+// decodeCounting decodes records (what names them) with plan on threads
+// threads, checks the output against the reference of md, and returns how
+// much counter (one of package native's close-up counters) grew.
+func decodeCounting(t *testing.T, plan *Plan, md protoreflect.MessageDescriptor, what string, records [][]byte, threads int, counter func() int64) int64 {
+	t.Helper()
+	before := counter()
+	data, offsets := contiguous(records)
+	st, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
+	if err != nil {
+		t.Fatalf("%s on %d threads: %v", what, threads, err)
+	}
+	if ok, why := sameValue(refRecords(t, md, records), structtensor.ToValue(st)); !ok {
+		t.Errorf("%s on %d threads: differs from the reference: %s", what, threads, why)
+	}
+	return counter() - before
+}
+
 // TestDecodeLendsRecordSplitsInPlace decodes wide sparse records (their
 // output is nearly all the row splits of the records' own fields) on
 // several threads into lent buffers: each thread writes the splits of its
@@ -474,16 +482,7 @@ func TestDecodeLendsRecordSplitsInPlace(t *testing.T) {
 		}
 		decode := func(what string, records [][]byte) (moved int64) {
 			t.Helper()
-			before := native.CloseUpMovedSplits()
-			data, offsets := contiguous(records)
-			st, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
-			if err != nil {
-				t.Fatalf("%s on %d threads: %v", what, threads, err)
-			}
-			if ok, why := sameValue(refRecords(t, md, records), structtensor.ToValue(st)); !ok {
-				t.Errorf("%s on %d threads: differs from the reference: %s", what, threads, why)
-			}
-			return native.CloseUpMovedSplits() - before
+			return decodeCounting(t, plan, md, what, records, threads, native.CloseUpMovedSplits)
 		}
 		decode("first batch", first) // sizes the next decode's buffers
 		for _, n := range []int{2000, 1500, 2600} {
