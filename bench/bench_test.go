@@ -121,8 +121,9 @@ func TestProtoGoGenParses(t *testing.T) {
 	}
 }
 
-// TestDecodeInBatches checks the batches of ours-1t-1mb (and of
-// ours-1t-1mb-recycle, each decoded into the memory of the one before): they cover every
+// TestDecodeInBatches checks the batches of ours-1t-1mb (of
+// ours-1t-1mb-recycle, each decoded into the memory of the one before,
+// and of ours-all-8mb, on two threads): they cover every
 // record once, in order, and each decodes (in place, its offsets into the
 // dataset's buffer) as its records copied into a buffer of their own do.
 func TestDecodeInBatches(t *testing.T) {
@@ -140,9 +141,12 @@ func TestDecodeInBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		records := ds.records()
-		for _, recycle := range []bool{false, true} {
+		for _, mode := range []struct {
+			threads int
+			recycle bool
+		}{{1, false}, {1, true}, {2, false}} {
 			next, batches := 0, 0
-			err = decodeInBatches(plan, ds, 3000, recycle, func(st *structtensor.StructTensor) {
+			err = decodeInBatches(plan, ds, 3000, mode.threads, mode.recycle, func(st *structtensor.StructTensor) {
 				batches++
 				want, err := plan.Decode(records[next : next+st.NumRows()])
 				if err != nil {
