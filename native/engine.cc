@@ -550,9 +550,10 @@ size_t st_plan_pool_bytes(const st_plan* plan) {
 }
 
 #ifdef ST_COUNT_DECODERS
-void st_count_packed_runs(int64_t* vector, int64_t* portable, int64_t* pext) {
+void st_count_packed_runs(int64_t* vector, int64_t* portable, int64_t* avx2, int64_t* pext) {
   *vector = packed_runs_vector.load();
   *portable = packed_runs_portable.load();
+  *avx2 = packed_runs_avx2.load();
   *pext = packed_runs_pext.load();
 }
 #endif

@@ -412,19 +412,15 @@ struct Decoder {
       k++;
       return true;
     };
-#if ST_X86_64
-    const bool vector = packed_avx512();
-    const bool pext = fast_pext();
-#else
-    const bool vector = false;
-#endif
+    const int tier = packed_tier();
+    const bool vector = tier == kPackedAVX512;
 #ifdef ST_COUNT_DECODERS
     (vector ? packed_runs_vector : packed_runs_portable).fetch_add(1, std::memory_order_relaxed);
-    bool took_pext = false;
+    bool counted = false;
 #endif
     // k never passes the reserve: each value written ends in the run.
-    // Without AVX-512, 64 bytes at a time by their mask of terminators
-    // (varints_by_mask) while 72 bytes of the record remain; what it
+    // Without AVX-512, the decoder of the CPU's tier (varints_by_tier)
+    // while 72 bytes of the record remain; what it
     // leaves (values longer than eight bytes, the record's last bytes):
     // eight bytes at a time, the first two values that end in the word
     // decoded from it with no branch on their lengths (a loop with a trip
@@ -442,16 +438,12 @@ struct Decoder {
       }
 #endif
       if (rec_end - p >= 72) {
-#if ST_X86_64
-        const uint8_t* r = pext ? varints_pext(p, q, rec_end, out, &k, conv) : varints_portable(p, q, rec_end, out, &k, conv);
-#else
-        const uint8_t* r = varints_portable(p, q, rec_end, out, &k, conv);
-#endif
+        const uint8_t* r = varints_by_tier(tier, p, q, rec_end, out, &k, conv);
         if (r != p) {
-#if defined(ST_COUNT_DECODERS) && ST_X86_64
-          if (pext && !took_pext) {
-            took_pext = true;
-            packed_runs_pext.fetch_add(1, std::memory_order_relaxed);
+#ifdef ST_COUNT_DECODERS
+          if (!counted) {
+            counted = true;
+            count_fast_run(tier);
           }
 #endif
           p = r;

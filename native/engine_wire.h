@@ -200,16 +200,13 @@ ST_BMI2_TARGET __attribute__((flatten)) const uint8_t* varints_pext(const uint8_
   return varints_by_mask<BitsPext>(p, q, readable, out, k, conv);
 }
 
-// fast_pext tells whether packed varints without AVX-512 take the pext
-// decoder: the CPU has BMI2 with a fast pext, which every Intel CPU with
-// BMI2 has and AMD's from Zen 3 (family 0x19) on; earlier AMD CPUs (Zen 1
-// and 2, family 0x17, and the 0x15 ones with BMI2) run it in microcode,
-// tens to hundreds of cycles. STRUCTTENSOR_NATIVE_PORTABLE=scalar forces
-// the decoder of CPUs without BMI2 (the sanitizer test compares it too).
+// fast_pext tells whether the CPU has BMI2 with a fast pext, which every
+// Intel CPU with BMI2 has and AMD's from Zen 3 (family 0x19) on; earlier
+// AMD CPUs (Zen 1 and 2, family 0x17, and the 0x15 ones with BMI2) run it
+// in microcode, tens to hundreds of cycles. Where it is slow, the packed
+// decoders drop continuation bits with shifts and masks (squeeze7).
 bool fast_pext() {
   static const bool on = [] {
-    const char* portable = getenv("STRUCTTENSOR_NATIVE_PORTABLE");
-    if (portable && strcmp(portable, "scalar") == 0) return false;
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("bmi2")) return false;
     if (__builtin_cpu_is("intel")) return true;
@@ -220,6 +217,137 @@ bool fast_pext() {
     return family >= 0x19;
   }();
   return on;
+}
+
+#define ST_AVX2_TARGET __attribute__((target("avx2,bmi,bmi2,popcnt")))
+
+// kEndsOfByte[b] lists the set bits of the byte b, each as its index plus
+// one (where a value ending at that byte is followed by the next), in
+// eight byte slots; the slots past popcount(b) are never read.
+struct EndsOfByte {
+  alignas(64) uint8_t at[256][8];
+  constexpr EndsOfByte() : at() {
+    for (int b = 0; b < 256; b++) {
+      int n = 0;
+      for (int i = 0; i < 8; i++) {
+        if (b >> i & 1) at[b][n++] = uint8_t(i + 1);
+      }
+    }
+  }
+};
+constexpr EndsOfByte kEndsOfByte;
+
+// varints_by_ends decodes the packed varints of [p, q) into out[*k...] as
+// varints_by_mask does (the same contract: values of at most eight bytes,
+// reading no further than readable), in chunks of up to 256 bytes and two
+// passes over each. The decoder by mask walks a step's mask value after
+// value and leaves its loop at a different value in every step, a
+// mispredicted branch every twenty values or so. Here the first pass only
+// lists where the values end: 32 bytes' terminators at a time
+// (vpmovmskb), each byte of the mask turned into the ends it holds by one
+// table load (kEndsOfByte) and stored, eight slots at a time whatever
+// their count, the count (popcnt) moving the next store on: no branch on
+// the data. The second pass is one loop over the list, whose values are
+// independent: each one's first byte and length come from two neighbours
+// in the list, its bytes from one 8-byte load (Bits::value drops the
+// continuation bits). Its only branches are a value longer than eight
+// bytes (rare) and the end of the chunk, once per chunk rather than once
+// per 64 bytes.
+template <class Bits, class T, class Conv>
+ST_AVX2_TARGET __attribute__((always_inline)) inline const uint8_t* varints_by_ends(const uint8_t* p, const uint8_t* q,
+                                                                                     const uint8_t* readable, T* out, size_t* k,
+                                                                                     Conv conv) {
+  constexpr size_t kChunk = 512;
+  // ends[0] is the start of the chunk's first value; ends[i + 1] the
+  // offset after value i. Eight slack slots take the unconditional
+  // stores of the last mask byte.
+  alignas(32) uint32_t ends[kChunk + 16], bits[kChunk + 8];
+  ends[0] = 0;
+  size_t n = *k;
+  // A pass reads whole 32-byte blocks and, from the start of each value,
+  // eight bytes: the chunk ends 32 bytes before readable.
+  while (p < q && readable - p > 64) {
+    size_t lim = size_t(q - p);
+    if (lim > kChunk) lim = kChunk;
+    if (lim > size_t(readable - p) - 32) lim = size_t(readable - p) - 32;
+    size_t m = 0;
+    __m256i base = _mm256_setzero_si256();
+    const __m256i eight = _mm256_set1_epi32(8);
+    for (size_t at = 0; at < lim; at += 32) {
+      __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + at));
+      uint32_t stop = ~uint32_t(_mm256_movemask_epi8(v));
+      if (lim - at < 32) stop = _bzhi_u32(stop, unsigned(lim - at));
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; i++) {
+        unsigned b = (stop >> (8 * i)) & 0xff;
+        __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(kEndsOfByte.at[b])));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(ends + 1 + m), _mm256_add_epi32(e, base));
+        m += unsigned(_mm_popcnt_u32(b));
+        base = _mm256_add_epi32(base, eight);
+      }
+    }
+    if (m == 0) break;
+    // Each value's length in bits, for bzhi; and whether one is longer
+    // than eight bytes. The slots past m repeat ends[m]: length zero.
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(ends + 1 + m), _mm256_set1_epi32(int(ends[m])));
+    __m256i longer = _mm256_setzero_si256();
+    for (size_t i = 0; i < m; i += 8) {
+      __m256i len = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ends + 1 + i)),
+                                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ends + i)));
+      longer = _mm256_or_si256(longer, _mm256_cmpgt_epi32(len, eight));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(bits + i), _mm256_slli_epi32(len, 3));
+    }
+    T* o = out + n;
+    if (__builtin_expect(!_mm256_testz_si256(longer, longer), 0)) {
+      // Values of nine or ten bytes (negative int64s are ten) decode
+      // here, one at a time, rather than end the chunk: its first pass
+      // would be redone for each. A longer one, or one overflowing 64
+      // bits, stops the decoder at its start, for the caller to report.
+      for (size_t i = 0; i < m; i++) {
+        uint64_t v;
+        if (bits[i] <= 64) {
+          uint64_t w;
+          memcpy(&w, p + ends[i], 8);
+          v = Bits::value(w, bits[i]);
+        } else if (!read_varint_unrolled(p + ends[i], &v)) {
+          *k = n + i;
+          return p + ends[i];
+        }
+        T t = conv(v);
+        memcpy(o + i, &t, sizeof(T));
+      }
+    } else {
+#pragma GCC unroll 4
+      for (size_t i = 0; i < m; i++) {
+        uint64_t w;
+        memcpy(&w, p + ends[i], 8);
+        T t = conv(Bits::value(w, bits[i]));
+        memcpy(o + i, &t, sizeof(T));
+      }
+    }
+    n += m;
+    p += ends[m];
+  }
+  *k = n;
+  return p;
+}
+
+// BitsSqueezeAVX2 is BitsSqueeze compiled for the AVX2 target (an
+// always-inline function cannot inline across targets).
+struct BitsSqueezeAVX2 {
+  ST_AVX2_TARGET static inline uint64_t value(uint64_t w, unsigned bits) { return squeeze7(_bzhi_u64(w, bits)); }
+};
+struct BitsPextAVX2 {
+  ST_AVX2_TARGET static inline uint64_t value(uint64_t w, unsigned bits) { return _pext_u64(_bzhi_u64(w, bits), 0x7f7f7f7f7f7f7f7full); }
+};
+
+// varints_avx2 is varints_by_ends with pext where it is fast (fast_pext)
+// and shifts and masks elsewhere (AMD Zen 1 and 2).
+template <class T, class Conv>
+ST_AVX2_TARGET __attribute__((flatten)) const uint8_t* varints_avx2(const uint8_t* p, const uint8_t* q, const uint8_t* readable,
+                                                                   T* out, size_t* k, Conv conv) {
+  if (fast_pext()) return varints_by_ends<BitsPextAVX2>(p, q, readable, out, k, conv);
+  return varints_by_ends<BitsSqueezeAVX2>(p, q, readable, out, k, conv);
 }
 #endif
 
@@ -279,8 +407,9 @@ bool valid_utf8(const uint8_t* s, size_t n) {
 #ifdef ST_COUNT_DECODERS
 // Packed runs decoded by each decoder, in test builds (the sanitizer
 // runner), so that a test knows which one ran: AVX-512, portable (of
-// them, those that took the pext decoder: packed_runs_pext).
-std::atomic<int64_t> packed_runs_vector{0}, packed_runs_portable{0}, packed_runs_pext{0};
+// them, those that took the AVX2 decoder, packed_runs_avx2, and those
+// that took the pext one, packed_runs_pext).
+std::atomic<int64_t> packed_runs_vector{0}, packed_runs_portable{0}, packed_runs_avx2{0}, packed_runs_pext{0};
 #endif
 
 #if ST_X86_64
@@ -289,22 +418,75 @@ std::atomic<int64_t> packed_runs_vector{0}, packed_runs_portable{0}, packed_runs
 // server cores, AMD Zen 4 and later.
 #define ST_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")))
 
-// packed_avx512 tells whether packed varints take the AVX-512 decoder.
-// STRUCTTENSOR_NATIVE_PORTABLE=1 in the environment forces the portable
-// decoder (the sanitizer test runs both and compares them).
-bool packed_avx512() {
-  static const bool on = [] {
-    const char* portable = getenv("STRUCTTENSOR_NATIVE_PORTABLE");
-    if (portable && *portable && strcmp(portable, "0") != 0) return false;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
-           __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi2") &&
-           __builtin_cpu_supports("popcnt");
-  }();
-  return on;
+// cpu_has_avx512_vbmi2 tells whether the CPU has every feature the
+// AVX-512 packed-varint decoder needs.
+bool cpu_has_avx512_vbmi2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi2") &&
+         __builtin_cpu_supports("popcnt");
 }
 
+// cpu_has_avx2 tells whether the CPU has every feature the AVX2 decoder
+// needs.
+bool cpu_has_avx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+         __builtin_cpu_supports("popcnt");
+}
+#endif
+
+// The packed-varint decoders, from the fastest: AVX-512 VBMI2
+// (varints_avx512), AVX2 (varints_avx2), 64-byte masks with BMI2's pext
+// where it is fast (varints_pext), and the same masks with shifts
+// (varints_portable), which any CPU runs.
+enum PackedTier : int { kPackedAVX512 = 0, kPackedAVX2 = 1, kPackedBMI2 = 2, kPackedScalar = 3 };
+
+// packed_tier_forced, when not -1, is a tier a test forces (st_test_packed_tier):
+// never one above the CPU's.
+std::atomic<int> packed_tier_forced{-1};
+
+// packed_tier returns the decoder packed varints take: the best the CPU
+// has, unless STRUCTTENSOR_NATIVE_PORTABLE names a lower one (so that
+// tests and benchmarks reach the code of other CPUs): "0" or unset, the
+// best; "1" or "avx2", none with AVX-512; "bmi2", none with AVX2 either;
+// "scalar", none with BMI2. Any other value counts as "1", as before the
+// tiers had names.
+int packed_tier_of_cpu() {
+  static const int tier = [] {
+    int best = kPackedScalar;
+#if ST_X86_64
+    if (cpu_has_avx512_vbmi2()) {
+      best = kPackedAVX512;
+    } else if (cpu_has_avx2()) {
+      best = kPackedAVX2;
+    } else if (fast_pext()) {
+      best = kPackedBMI2;
+    }
+#endif
+    int want = kPackedAVX512;
+    const char* portable = getenv("STRUCTTENSOR_NATIVE_PORTABLE");
+    if (portable && *portable && strcmp(portable, "0") != 0) {
+      if (strcmp(portable, "scalar") == 0) {
+        want = kPackedScalar;
+      } else if (strcmp(portable, "bmi2") == 0) {
+        want = kPackedBMI2;
+      } else {
+        want = kPackedAVX2;
+      }
+    }
+    return want > best ? want : best;
+  }();
+  return tier;
+}
+
+inline int packed_tier() {
+  int forced = packed_tier_forced.load(std::memory_order_relaxed);
+  int tier = packed_tier_of_cpu();
+  return forced > tier ? forced : tier;
+}
+
+#if ST_X86_64
 // The vector forms of the packed-varint conversions: each turns eight
 // decoded varints (64-bit lanes, at most 56 bits used) into the column's
 // type and stores the lanes that mask selects.
@@ -434,6 +616,31 @@ constexpr auto zigzag64 = [](uint64_t v) { return int64_t((v >> 1) ^ (~(v & 1) +
 constexpr auto as_u64 = [](uint64_t v) { return v; };
 constexpr auto as_u32 = [](uint64_t v) { return uint32_t(v); };
 constexpr auto as_bool = [](uint64_t v) { return uint8_t(v != 0); };
+
+// varints_by_tier runs the packed decoder of a tier below AVX-512 on
+// [p, q) (see varints_by_mask for the contract; readable - p >= 72).
+template <class T, class Conv>
+__attribute__((always_inline)) inline const uint8_t* varints_by_tier(int tier, const uint8_t* p, const uint8_t* q,
+                                                                     const uint8_t* readable, T* out, size_t* k, Conv conv) {
+#if ST_X86_64
+  if (tier == kPackedAVX2) return varints_avx2(p, q, readable, out, k, conv);
+  if (tier == kPackedBMI2 && fast_pext()) return varints_pext(p, q, readable, out, k, conv);
+#endif
+  return varints_portable(p, q, readable, out, k, conv);
+}
+
+#ifdef ST_COUNT_DECODERS
+// count_fast_run counts a packed run that the decoder of tier (below
+// AVX-512) decoded at least in part.
+inline void count_fast_run(int tier) {
+#if ST_X86_64
+  if (tier == kPackedAVX2) packed_runs_avx2.fetch_add(1, std::memory_order_relaxed);
+  if (tier == kPackedBMI2 && fast_pext()) packed_runs_pext.fetch_add(1, std::memory_order_relaxed);
+#else
+  (void)tier;
+#endif
+}
+#endif
 
 }  // namespace
 

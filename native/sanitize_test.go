@@ -166,12 +166,18 @@ func TestEngineUnderSanitizers(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, args := range [][]string{{file, "2", "1"}, {file, "each", "1"}} {
-				vector, pext := runEveryDecoder(t, runner, name, append([]string{planFile}, args...))
+				vector, avx2, pext := runEveryDecoder(t, runner, name, append([]string{planFile}, args...))
 				if vector == 0 {
 					if cpuHasVBMI2(t) {
 						t.Fatalf("%s %v: the CPU has AVX-512 VBMI2 but no packed run took the vector decoder", name, args)
 					}
 					t.Logf("%s %v: the CPU lacks AVX-512 VBMI2: portable decoder only", name, args)
+				}
+				if avx2 == 0 {
+					if cpuHasAVX2(t) {
+						t.Fatalf("%s %v: the CPU has AVX2 but no portable packed run took the AVX2 decoder", name, args)
+					}
+					t.Logf("%s %v: no AVX2 on this CPU: the AVX2 decoder is not compared", name, args)
 				}
 				if pext == 0 {
 					if cpuHasFastPext(t) {
@@ -205,19 +211,21 @@ func TestEngineUnderSanitizers(t *testing.T) {
 	}
 }
 
-// runEveryDecoder runs the runner with args three times: with the
-// CPU-specific packed-varint decoder (AVX-512 where the CPU has it), with
-// the portable one (STRUCTTENSOR_NATIVE_PORTABLE=1: the pext decoder where
-// the CPU has a fast pext) and with the portable one without BMI2
-// (STRUCTTENSOR_NATIVE_PORTABLE=scalar): the outputs (checksums, counts,
-// errors) must agree. The runner's last line says how many packed runs
-// each decoder took: the forced-portable runs must take the portable one
-// only, the scalar run never the pext decoder; it returns the first
-// run's count of vector runs and the second's of pext runs.
-func runEveryDecoder(t *testing.T, runner, name string, args []string) (vectorRuns, pextRuns int64) {
+// runEveryDecoder runs the runner with args once per packed-varint
+// decoder tier: the CPU's best (AVX-512 where the CPU has it), then the
+// tiers STRUCTTENSOR_NATIVE_PORTABLE names below it: "1" (without
+// AVX-512: the AVX2 decoder where the CPU has AVX2), "bmi2" (without
+// AVX2: the pext decoder where the CPU has a fast pext) and "scalar"
+// (without BMI2). The outputs (checksums, counts, errors) must agree. The
+// runner's last line says how many packed runs each decoder took: a
+// forced tier must take no decoder above it. It returns the runs the
+// first run gave the vector decoder, the second the AVX2 one and the
+// third the pext one.
+func runEveryDecoder(t *testing.T, runner, name string, args []string) (vectorRuns, avx2Runs, pextRuns int64) {
 	t.Helper()
-	var outs [3]string
-	for i, portable := range []string{"0", "1", "scalar"} {
+	tiers := []string{"0", "1", "bmi2", "scalar"}
+	outs := make([]string, len(tiers))
+	for i, portable := range tiers {
 		cmd := exec.Command(runner, args...)
 		cmd.Env = append(os.Environ(), "STRUCTTENSOR_NATIVE_PORTABLE="+portable)
 		var stderr bytes.Buffer
@@ -227,8 +235,8 @@ func runEveryDecoder(t *testing.T, runner, name string, args []string) (vectorRu
 			t.Fatalf("%s %v (portable=%s): %v\n%s\n%s", name, args, portable, err, out, stderr.String())
 		}
 		body, last, _ := strings.Cut(strings.TrimSuffix(string(out), "\n"), "\ndecoders ")
-		var vector, scalar, pext int64
-		if _, err := fmt.Sscanf(last, "packed_vector=%d packed_portable=%d packed_pext=%d", &vector, &scalar, &pext); err != nil {
+		var vector, scalar, avx2, pext int64
+		if _, err := fmt.Sscanf(last, "packed_vector=%d packed_portable=%d packed_avx2=%d packed_pext=%d", &vector, &scalar, &avx2, &pext); err != nil {
 			t.Fatalf("%s %v (portable=%s): no decoder counts in the output: %q", name, args, portable, out)
 		}
 		switch portable {
@@ -238,23 +246,28 @@ func runEveryDecoder(t *testing.T, runner, name string, args []string) (vectorRu
 				t.Fatalf("%s %v: %d packed runs took the portable decoder beside %d vector ones", name, args, scalar, vector)
 			}
 		case "1":
+			avx2Runs = avx2
+			if vector != 0 || pext != 0 {
+				t.Fatalf("%s %v: STRUCTTENSOR_NATIVE_PORTABLE=1, yet %d packed runs took the vector decoder and %d the pext one", name, args, vector, pext)
+			}
+		case "bmi2":
 			pextRuns = pext
-			if vector != 0 {
-				t.Fatalf("%s %v: STRUCTTENSOR_NATIVE_PORTABLE=1, yet %d packed runs took the vector decoder", name, args, vector)
+			if vector != 0 || avx2 != 0 {
+				t.Fatalf("%s %v: STRUCTTENSOR_NATIVE_PORTABLE=bmi2, yet %d packed runs took the vector decoder and %d the AVX2 one", name, args, vector, avx2)
 			}
 		case "scalar":
-			if vector != 0 || pext != 0 {
-				t.Fatalf("%s %v: STRUCTTENSOR_NATIVE_PORTABLE=scalar, yet %d packed runs took the vector decoder and %d the pext one", name, args, vector, pext)
+			if vector != 0 || avx2 != 0 || pext != 0 {
+				t.Fatalf("%s %v: STRUCTTENSOR_NATIVE_PORTABLE=scalar, yet %d packed runs took the vector decoder, %d the AVX2 one and %d the pext one", name, args, vector, avx2, pext)
 			}
 		}
 		outs[i] = strings.Split(body, " mb_per_cpu_s=")[0]
 	}
 	for i := 1; i < len(outs); i++ {
 		if outs[i] != outs[0] {
-			t.Fatalf("%s %v: the packed decoders disagree:\n%s\n%s", name, args, outs[0], outs[i])
+			t.Fatalf("%s %v: the packed decoders disagree (portable=%s, portable=%s):\n%s\n%s", name, args, tiers[0], tiers[i], outs[0], outs[i])
 		}
 	}
-	return vectorRuns, pextRuns
+	return vectorRuns, avx2Runs, pextRuns
 }
 
 // cpuHasFastPext reports whether the CPU is one the engine gives the pext
@@ -288,9 +301,21 @@ func cpuHasFastPext(t *testing.T) bool {
 	return bmi2 && (vendor == "GenuineIntel" || (vendor == "AuthenticAMD" && family >= 0x19))
 }
 
+// cpuHasAVX2 reports whether the CPU has every feature the AVX2
+// packed-varint decoder needs (/proc/cpuinfo flags).
+func cpuHasAVX2(t *testing.T) bool {
+	return cpuHasFlags(t, "avx2", "bmi1", "bmi2", "popcnt")
+}
+
 // cpuHasVBMI2 reports whether the CPU has every feature the vector
 // packed-varint decoder needs (/proc/cpuinfo flags).
 func cpuHasVBMI2(t *testing.T) bool {
+	return cpuHasFlags(t, "avx512f", "avx512bw", "avx512vl", "avx512vbmi", "avx512_vbmi2", "bmi2", "popcnt")
+}
+
+// cpuHasFlags reports whether the CPU has every one of the flags
+// (/proc/cpuinfo).
+func cpuHasFlags(t *testing.T, need ...string) bool {
 	info, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
 		t.Logf("cannot read /proc/cpuinfo: %v", err)
@@ -304,8 +329,8 @@ func cpuHasVBMI2(t *testing.T) bool {
 		for _, f := range strings.Fields(line) {
 			flags[f] = true
 		}
-		for _, need := range []string{"avx512f", "avx512bw", "avx512vl", "avx512vbmi", "avx512_vbmi2", "bmi2", "popcnt"} {
-			if !flags[need] {
+		for _, f := range need {
+			if !flags[f] {
 				return false
 			}
 		}

@@ -25,15 +25,15 @@
 #include "include/structtensor_native.h"
 
 // Packed runs each packed-varint decoder took (engine.cc, built with
-// -DST_COUNT_DECODERS): the last line of the output names them (pext
-// counts the portable runs that took the pext decoder).
-extern "C" void st_count_packed_runs(int64_t* vector, int64_t* portable, int64_t* pext);
+// -DST_COUNT_DECODERS): the last line of the output names them (avx2 and
+// pext count the portable runs that took the AVX2 and the pext decoder).
+extern "C" void st_count_packed_runs(int64_t* vector, int64_t* portable, int64_t* avx2, int64_t* pext);
 
 static void print_decoders() {
-  int64_t vector = 0, portable = 0, pext = 0;
-  st_count_packed_runs(&vector, &portable, &pext);
-  printf("decoders packed_vector=%lld packed_portable=%lld packed_pext=%lld\n", (long long)vector, (long long)portable,
-         (long long)pext);
+  int64_t vector = 0, portable = 0, avx2 = 0, pext = 0;
+  st_count_packed_runs(&vector, &portable, &avx2, &pext);
+  printf("decoders packed_vector=%lld packed_portable=%lld packed_avx2=%lld packed_pext=%lld\n", (long long)vector,
+         (long long)portable, (long long)avx2, (long long)pext);
 }
 
 static std::vector<uint8_t> read_file(const char* path) {
