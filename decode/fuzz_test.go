@@ -7,11 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 	"pgregory.net/rapid"
 
+	"github.com/structtensor/structtensor-go/internal/testhook"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -58,7 +60,32 @@ func fuzzSeeds(t testing.TB) [][]byte {
 		wire{}.varint(14, 5).bytes(16, wire{}.varint(1, 1)),
 		wire{}.raw(0xa3, 0x06, 0x08, 0x01, 0xa4, 0x06),
 	)
+	// Packed varint runs long enough for the vector decoders (over 72
+	// bytes before the record's end), of every length from 1 to 10 bytes:
+	// AllScalars' packed fields of every conversion and Flat's int64s.
+	run := packedVarintRun()
+	all := allScalarsRequired()
+	for n := protowire.Number(61); n <= 66; n++ {
+		all = all.bytes(n, run)
+	}
+	all = all.bytes(73, run).bytes(76, run)
+	seeds = append(seeds, all, wire{}.bytes(1, run).bytes(2, run), wire{}.bytes(1, run).bytes(2, run[:len(run)-1]).varint(3, 1))
 	return seeds
+}
+
+// packedVarintRun returns a packed run of 120 varints whose lengths cycle
+// through 1 to 10 bytes, the 10-byte ones negative int64s.
+func packedVarintRun() []byte {
+	var run []byte
+	for i := range 120 {
+		n := i%10 + 1
+		v := uint64(1)<<(7*(n-1)) + uint64(i)
+		if n == 10 {
+			v = ^uint64(i)
+		}
+		run = protowire.AppendVarint(run, v)
+	}
+	return run
 }
 
 // FuzzDecode decodes arbitrary bytes, and mutations of valid records,
@@ -110,6 +137,8 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("%s: bad output shape %v", p.Message(), st.Spec())
 			}
 		}
+		samePackedTiers(t, plans, data)
+		samePackedTiers(t, plans, data[:len(data)/2])
 		// The same two records repeated into a batch large enough that the
 		// engine writes into Go buffers (sized from the plan's previous
 		// batch, so from another input: too small or too large), on one
@@ -147,6 +176,36 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// samePackedTiers decodes a record with each packed-varint decoder the
+// CPU has below its best (AVX2, BMI2's pext, scalar:
+// testhook.ForcePackedTier) and compares each with the best's: the same
+// row, or the same error (naming the same field and byte).
+func samePackedTiers(t *testing.T, plans []*Plan, record []byte) {
+	records := [][]byte{record}
+	t.Helper()
+	best := testhook.ForcePackedTier(-1)
+	defer testhook.ForcePackedTier(-1)
+	for _, p := range plans {
+		want, werr := p.Decode(records, DecodeOptions{Threads: 1})
+		for tier := best + 1; tier <= 3; tier++ {
+			if testhook.ForcePackedTier(tier) != tier {
+				continue
+			}
+			got, err := p.Decode(records, DecodeOptions{Threads: 1})
+			testhook.ForcePackedTier(-1)
+			if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+				t.Fatalf("%s: packed decoder tier %d: %v; tier %d: %v", p.Message(), tier, err, best, werr)
+			}
+			if err != nil {
+				continue
+			}
+			if ok, why := sameValue(structtensor.ToValue(want), structtensor.ToValue(got)); !ok {
+				t.Fatalf("%s: packed decoder tier %d differs from tier %d: %s", p.Message(), tier, best, why)
+			}
+		}
+	}
 }
 
 // lendBytes is a batch size from which decodes lend the engine Go

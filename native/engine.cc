@@ -564,6 +564,11 @@ int32_t st_worker_threads(void) { return int32_t(Workers::get().threads()); }
 
 void st_test_fail_thread_starts(int32_t fail) { fail_thread_starts.store(fail != 0, std::memory_order_relaxed); }
 
+int32_t st_test_packed_tier(int32_t tier) {
+  packed_tier_forced.store(tier >= kPackedAVX512 && tier <= kPackedScalar ? tier : -1, std::memory_order_relaxed);
+  return packed_tier();
+}
+
 int64_t st_plan_num_columns(const st_plan* plan) { return plan ? int64_t(plan->col_dtype.size()) : -1; }
 int64_t st_plan_num_partitions(const st_plan* plan) { return plan ? plan->nparts : -1; }
 int32_t st_plan_column_dtype(const st_plan* plan, int64_t c) {

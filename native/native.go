@@ -814,6 +814,13 @@ func failThreadStarts(fail bool) {
 	C.st_test_fail_thread_starts(f)
 }
 
+// forcePackedTier makes packed varints take the decoder of tier (0
+// AVX-512, 1 AVX2, 2 pext, 3 scalar) or the best below it the CPU has; -1
+// restores the default. It returns the tier in effect.
+func forcePackedTier(tier int) int { return int(C.st_test_packed_tier(C.int32_t(tier))) }
+
+func init() { testhook.ForcePackedTier = forcePackedTier }
+
 // WorkerThreads returns the number of the engine's pool threads now
 // running (at most GOMAXPROCS-1: the goroutine calling a decode works
 // too).

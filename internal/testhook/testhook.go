@@ -32,3 +32,10 @@ var LentFromPool atomic.Int64
 // blocks (the blocks are left to the collector), for tests that must know
 // what the next decode takes from it.
 var DropPooledBlocks func()
+
+// ForcePackedTier, set by package native, makes the engine's packed
+// varints take the decoder of a tier (0 AVX-512, 1 AVX2, 2 BMI2's pext, 3
+// scalar) or the best below it the CPU has; -1 restores the default. It
+// returns the tier in effect. Tests compare the decoders' outputs with
+// it.
+var ForcePackedTier func(tier int) int
