@@ -135,21 +135,46 @@
 // longer than eight bytes, and a run cut short, go to the scalar decoder
 // one value at a time, which reports errors. Without AVX-512, a loop that
 // finds each value's end from the bytes it has just read waits, value
-// after value, for a load and the scan of its result; instead one step
-// takes a mask of the terminating bytes of the next 64 (SSE2's byte
-// mask, which every x86-64 CPU has), and each value's start and end come
-// from the mask alone (count trailing zeros, clear the lowest bit), so a
-// step's values are independent and overlap in the pipeline: load eight
-// bytes at the start, keep the value's own and squeeze out the
-// continuation bits, with BMI2's bzhi and pext where pext is fast (Intel,
-// AMD from Zen 3) and shifts and masks elsewhere. On flat records, the
-// engine alone on this AMD EPYC: 1650 MB/s with pext, 1120 without,
-// against 890 for the loop before it (eight bytes at a time, two values
-// per word). Values longer than eight bytes, and the last bytes of a
-// record, go to that loop.
-// STRUCTTENSOR_NATIVE_PORTABLE=1 forces the code of CPUs without AVX-512
-// and STRUCTTENSOR_NATIVE_PORTABLE=scalar that of CPUs without BMI2 too;
-// the sanitizer test compares the three on every packed varint type.
+// after value, for a load and the scan of its result. With AVX2 (Intel
+// from Haswell, AMD from Zen 1: nearly every x86-64 CPU without AVX-512)
+// a chunk of up to 512 bytes takes two passes. The first only lists where
+// the values end: 32 bytes' terminators at a time (vpmovmskb), each byte
+// of that mask turned into the ends it holds by one table load and
+// stored, eight slots at a time whatever their count, the count (popcnt)
+// moving the next store on, with no branch on the data; the lengths,
+// eight at a time, become bit counts and tell whether a value is longer
+// than eight bytes. The second pass is one loop over the list whose
+// values are independent: two neighbours in the list give a value's
+// first byte and length, one 8-byte load its bytes, BMI2's bzhi and pext
+// (where pext is fast: Intel, AMD from Zen 3; shifts and masks elsewhere)
+// drop the continuation bits. Its only branches are the end of the chunk
+// and a chunk with a longer value, whose nine- and ten-byte values are
+// decoded in place. A record's fields write to as many columns, too many
+// streams for the hardware prefetcher: after each chunk the decoder
+// prefetches, for writing, the lines its field's next runs will most
+// likely fill. Without AVX2, one step takes a mask of the terminating
+// bytes of the next 64 (SSE2's byte mask, which every x86-64 CPU has),
+// and each value's start and end come from the mask alone (count
+// trailing zeros, clear the lowest bit), so a step's values are
+// independent and overlap in the pipeline, with bzhi and pext where pext
+// is fast and shifts and masks elsewhere; it leaves its loop at a
+// different value in every step, a mispredicted branch every twenty
+// values or so, which the AVX2 decoder does not. Values longer than eight
+// bytes (ten for the AVX2 decoder), and the last bytes of a record, go to
+// a loop that takes eight bytes at a time, two values per word. On flat
+// records, bench's ours-1t on this AMD EPYC (Zen 4, load 3.6-3.9, one
+// run, three rounds): AVX-512 2407-2521 MB per CPU-second, AVX2 1782-1970,
+// the 64-byte masks with pext 1557-1612.
+//
+// STRUCTTENSOR_NATIVE_PORTABLE names the decoder tiers below the CPU's
+// best, so that tests and benchmarks reach the code of other CPUs: "1"
+// (or "avx2") the code of CPUs without AVX-512, "bmi2" that of CPUs
+// without AVX2 (the 64-byte masks with pext where it is fast), "scalar"
+// that of CPUs without BMI2; unset or "0", the best the CPU has; any
+// other value counts as "1". A tier the CPU lacks falls to the best below
+// it. The sanitizer test compares the four on every packed varint type,
+// and FuzzDecode (package decode) compares every tier below the best in
+// the same process (st_test_packed_tier).
 //
 // A plan also carries a mutex-guarded pool of decoders; free every result
 // before its plan.

@@ -407,8 +407,9 @@ inline bool packed_varints(const uint8_t* q, const uint8_t* qend, const uint8_t*
 #define STEX_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")))
 
 // use_avx512 tells whether short packed int64 runs take the AVX-512
-// decoder. STRUCTTENSOR_NATIVE_PORTABLE=1 in the environment forces the
-// portable one (as for the generic decoder).
+// decoder. STRUCTTENSOR_NATIVE_PORTABLE set to any tier below it ("1",
+// "avx2", "bmi2", "scalar"; see packed_tier_of_cpu in engine_wire.h)
+// forces the portable one.
 bool use_avx512() {
   static const bool on = [] {
     const char* portable = std::getenv("STRUCTTENSOR_NATIVE_PORTABLE");
