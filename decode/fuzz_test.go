@@ -179,30 +179,33 @@ func FuzzDecode(f *testing.F) {
 }
 
 // samePackedTiers decodes a record with each packed-varint decoder the
-// CPU has below its best (AVX2, BMI2's pext, scalar:
-// testhook.ForcePackedTier) and compares each with the best's: the same
-// row, or the same error (naming the same field and byte).
+// CPU has below its best (AVX2, BMI2's pext, scalar; the AVX2 and BMI2
+// ones also without pext, as where it is slow: testhook.ForcePackedTier)
+// and compares each with the best's: the same row, or the same error
+// (naming the same field and byte).
 func samePackedTiers(t *testing.T, plans []*Plan, record []byte) {
-	records := [][]byte{record}
 	t.Helper()
-	best := testhook.ForcePackedTier(-1)
-	defer testhook.ForcePackedTier(-1)
+	records := [][]byte{record}
+	best := testhook.ForcePackedTier(-1, false)
+	defer testhook.ForcePackedTier(-1, false)
 	for _, p := range plans {
 		want, werr := p.Decode(records, DecodeOptions{Threads: 1})
-		for tier := best + 1; tier <= 3; tier++ {
-			if testhook.ForcePackedTier(tier) != tier {
-				continue
-			}
-			got, err := p.Decode(records, DecodeOptions{Threads: 1})
-			testhook.ForcePackedTier(-1)
-			if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
-				t.Fatalf("%s: packed decoder tier %d: %v; tier %d: %v", p.Message(), tier, err, best, werr)
-			}
-			if err != nil {
-				continue
-			}
-			if ok, why := sameValue(structtensor.ToValue(want), structtensor.ToValue(got)); !ok {
-				t.Fatalf("%s: packed decoder tier %d differs from tier %d: %s", p.Message(), tier, best, why)
+		for tier := best; tier <= 3; tier++ {
+			for _, noPext := range []bool{false, true} {
+				if (tier == best && !noPext) || (noPext && tier != 1 && tier != 2) || testhook.ForcePackedTier(tier, noPext) != tier {
+					continue
+				}
+				got, err := p.Decode(records, DecodeOptions{Threads: 1})
+				testhook.ForcePackedTier(-1, false)
+				if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+					t.Fatalf("%s: packed decoder tier %d (no pext: %v): %v; tier %d: %v", p.Message(), tier, noPext, err, best, werr)
+				}
+				if err != nil {
+					continue
+				}
+				if ok, why := sameValue(structtensor.ToValue(want), structtensor.ToValue(got)); !ok {
+					t.Fatalf("%s: packed decoder tier %d (no pext: %v) differs from tier %d: %s", p.Message(), tier, noPext, best, why)
+				}
 			}
 		}
 	}

@@ -564,8 +564,13 @@ int32_t st_worker_threads(void) { return int32_t(Workers::get().threads()); }
 
 void st_test_fail_thread_starts(int32_t fail) { fail_thread_starts.store(fail != 0, std::memory_order_relaxed); }
 
-int32_t st_test_packed_tier(int32_t tier) {
+int32_t st_test_packed_tier(int32_t tier, int32_t no_pext) {
   packed_tier_forced.store(tier >= kPackedAVX512 && tier <= kPackedScalar ? tier : -1, std::memory_order_relaxed);
+#if ST_X86_64
+  packed_pext_off.store(no_pext != 0, std::memory_order_relaxed);
+#else
+  (void)no_pext;
+#endif
   return packed_tier();
 }
 

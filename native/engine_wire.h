@@ -219,6 +219,14 @@ bool fast_pext() {
   return on;
 }
 
+// packed_pext_off, set by a test (st_test_packed_tier), makes the packed
+// decoders drop continuation bits as on CPUs with a slow pext, so that a
+// CPU with a fast one runs that code too.
+std::atomic<bool> packed_pext_off{false};
+
+// packed_pext tells whether the packed decoders use pext.
+inline bool packed_pext() { return fast_pext() && !packed_pext_off.load(std::memory_order_relaxed); }
+
 // The AVX2 decoder needs AVX2 for its masks, BMI1/BMI2 (tzcnt, bzhi) and
 // popcnt, which every CPU with AVX2 has: Intel from Haswell, AMD from Zen
 // 1. Its prefetchw (prfchw) is a hint: Intel CPUs before Broadwell, which
@@ -366,12 +374,12 @@ struct BitsPextAVX2 {
   ST_AVX2_TARGET static inline uint64_t value(uint64_t w, unsigned bits) { return _pext_u64(_bzhi_u64(w, bits), 0x7f7f7f7f7f7f7f7full); }
 };
 
-// varints_avx2 is varints_by_ends with pext where it is fast (fast_pext)
-// and shifts and masks elsewhere (AMD Zen 1 and 2).
+// varints_avx2 is varints_by_ends with pext where it is fast
+// (packed_pext) and shifts and masks elsewhere (AMD Zen 1 and 2).
 template <class T, class Conv>
 ST_AVX2_TARGET __attribute__((flatten)) const uint8_t* varints_avx2(const uint8_t* p, const uint8_t* q, const uint8_t* readable,
                                                                    T* out, size_t* k, Conv conv) {
-  if (fast_pext()) return varints_by_ends<BitsPextAVX2>(p, q, readable, out, k, conv);
+  if (packed_pext()) return varints_by_ends<BitsPextAVX2>(p, q, readable, out, k, conv);
   return varints_by_ends<BitsSqueezeAVX2>(p, q, readable, out, k, conv);
 }
 #endif
@@ -650,7 +658,7 @@ __attribute__((always_inline)) inline const uint8_t* varints_by_tier(int tier, c
                                                                      const uint8_t* readable, T* out, size_t* k, Conv conv) {
 #if ST_X86_64
   if (tier == kPackedAVX2) return varints_avx2(p, q, readable, out, k, conv);
-  if (tier == kPackedBMI2 && fast_pext()) return varints_pext(p, q, readable, out, k, conv);
+  if (tier == kPackedBMI2 && packed_pext()) return varints_pext(p, q, readable, out, k, conv);
 #endif
   return varints_portable(p, q, readable, out, k, conv);
 }
@@ -661,7 +669,7 @@ __attribute__((always_inline)) inline const uint8_t* varints_by_tier(int tier, c
 inline void count_fast_run(int tier) {
 #if ST_X86_64
   if (tier == kPackedAVX2) packed_runs_avx2.fetch_add(1, std::memory_order_relaxed);
-  if (tier == kPackedBMI2 && fast_pext()) packed_runs_pext.fetch_add(1, std::memory_order_relaxed);
+  if (tier == kPackedBMI2 && packed_pext()) packed_runs_pext.fetch_add(1, std::memory_order_relaxed);
 #else
   (void)tier;
 #endif

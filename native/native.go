@@ -815,9 +815,16 @@ func failThreadStarts(fail bool) {
 }
 
 // forcePackedTier makes packed varints take the decoder of tier (0
-// AVX-512, 1 AVX2, 2 pext, 3 scalar) or the best below it the CPU has; -1
-// restores the default. It returns the tier in effect.
-func forcePackedTier(tier int) int { return int(C.st_test_packed_tier(C.int32_t(tier))) }
+// AVX-512, 1 AVX2, 2 pext, 3 scalar) or the best below it the CPU has,
+// without pext if noPext; -1 restores the default. It returns the tier in
+// effect.
+func forcePackedTier(tier int, noPext bool) int {
+	n := C.int32_t(0)
+	if noPext {
+		n = 1
+	}
+	return int(C.st_test_packed_tier(C.int32_t(tier), n))
+}
 
 func init() { testhook.ForcePackedTier = forcePackedTier }
 

@@ -35,7 +35,8 @@ var DropPooledBlocks func()
 
 // ForcePackedTier, set by package native, makes the engine's packed
 // varints take the decoder of a tier (0 AVX-512, 1 AVX2, 2 BMI2's pext, 3
-// scalar) or the best below it the CPU has; -1 restores the default. It
-// returns the tier in effect. Tests compare the decoders' outputs with
-// it.
-var ForcePackedTier func(tier int) int
+// scalar) or the best below it the CPU has, and with noPext the AVX2 and
+// BMI2 decoders do without pext (as where it is slow); -1 restores the
+// default. It returns the tier in effect. Tests compare the decoders'
+// outputs with it.
+var ForcePackedTier func(tier int, noPext bool) int

@@ -107,9 +107,11 @@ void st_test_fail_thread_starts(int32_t fail);
 /* st_test_packed_tier makes packed varints take the decoder of a tier (0
  * AVX-512, 1 AVX2, 2 BMI2's pext, 3 scalar), or the best below it the CPU
  * has when it lacks that one; -1 restores the default (the CPU's best, or
- * the tier STRUCTTENSOR_NATIVE_PORTABLE names). It returns the tier packed
- * runs take now. For tests that compare the decoders in one process. */
-int32_t st_test_packed_tier(int32_t tier);
+ * the tier STRUCTTENSOR_NATIVE_PORTABLE names). With no_pext nonzero the
+ * AVX2 and BMI2 decoders do without pext, as on CPUs where it is slow. It
+ * returns the tier packed runs take now. For tests that compare the
+ * decoders in one process. */
+int32_t st_test_packed_tier(int32_t tier, int32_t no_pext);
 int64_t st_plan_num_columns(const st_plan* plan);
 int64_t st_plan_num_partitions(const st_plan* plan);
 int32_t st_plan_column_dtype(const st_plan* plan, int64_t column); /* ST_BOOL..ST_STRING, or 0 */
