@@ -105,7 +105,39 @@ struct Buf {
       len += n;
       return;
     }
+    // Near the record's end: up to 16 bytes by two loads that may overlap,
+    // within the source, still inline.
+    if (n <= 16 && len + 16 <= cap) {
+      copy_upto16(p + len, s, n);
+      len += n;
+      return;
+    }
     append(s, n);
+  }
+  // copy_upto16 copies n <= 16 bytes with two loads and two stores of 8,
+  // 4, 2 or 1 bytes each, which overlap when n is not their sum.
+  static void copy_upto16(uint8_t* d, const uint8_t* s, size_t n) {
+    if (n >= 8) {
+      uint64_t a, b;
+      memcpy(&a, s, 8);
+      memcpy(&b, s + n - 8, 8);
+      memcpy(d, &a, 8);
+      memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4) {
+      uint32_t a, b;
+      memcpy(&a, s, 4);
+      memcpy(&b, s + n - 4, 4);
+      memcpy(d, &a, 4);
+      memcpy(d + n - 4, &b, 4);
+    } else if (n >= 2) {
+      uint16_t a, b;
+      memcpy(&a, s, 2);
+      memcpy(&b, s + n - 2, 2);
+      memcpy(d, &a, 2);
+      memcpy(d + n - 2, &b, 2);
+    } else if (n == 1) {
+      d[0] = s[0];
+    }
   }
   int64_t i64(size_t i) const {
     int64_t v;

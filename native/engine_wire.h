@@ -103,6 +103,27 @@ inline uint64_t squeeze7(uint64_t x) {
   return ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
 }
 
+// read_varint_value is read_varint_lim for a scalar field's value, whose
+// length varies from value to value where a tag's or a length's rarely
+// does: one of up to eight bytes, with eight readable, is decoded from
+// one load by its first terminator, with no branch on its length (the
+// unrolled decoder's branch per byte mispredicts on every mix of lengths).
+__attribute__((always_inline)) inline const uint8_t* read_varint_value(const uint8_t* p, const uint8_t* end, const uint8_t* limit,
+                                                                       uint64_t* out) {
+  if (limit - p >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    const uint64_t stop = ~w & 0x8080808080808080ull;
+    if (__builtin_expect(stop != 0, 1)) {
+      const unsigned bits = unsigned(__builtin_ctzll(stop)) + 1;  // 8 * the varint's length
+      *out = squeeze7(w & (~uint64_t(0) >> (64 - bits)));
+      const uint8_t* r = p + bits / 8;
+      return r <= end ? r : nullptr;
+    }
+  }
+  return read_varint_lim(p, end, limit, out);
+}
+
 // stop_bits64 returns a bit per byte of the 64 at p, set where the byte
 // ends a varint (its top bit is clear), byte i at bit i.
 inline uint64_t stop_bits64(const uint8_t* p) {
@@ -387,15 +408,33 @@ ST_AVX2_TARGET __attribute__((flatten)) const uint8_t* varints_avx2(const uint8_
 // valid_utf8 matches Go's utf8.Valid: no overlong forms, no surrogates,
 // nothing past U+10FFFF.
 bool valid_utf8(const uint8_t* s, size_t n) {
-  // Most strings are ASCII: one branch-free pass decides.
+  // Most strings are ASCII: one pass decides, by words. The last bytes
+  // come in two loads that may overlap (of 8, 4, 2 or 1 bytes, within the
+  // string) rather than one at a time: most strings are short, and a
+  // byte loop's exit mispredicts with every length.
   uint64_t acc = 0;
-  size_t k = 0;
-  for (; k + 8 <= n; k += 8) {
+  if (n >= 8) {
+    for (size_t k = 0; k + 8 < n; k += 8) {
+      uint64_t w;
+      memcpy(&w, s + k, 8);
+      acc |= w;
+    }
     uint64_t w;
-    memcpy(&w, s + k, 8);
+    memcpy(&w, s + n - 8, 8);
     acc |= w;
+  } else if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    acc = a | b;
+  } else if (n >= 2) {
+    uint16_t a, b;
+    memcpy(&a, s, 2);
+    memcpy(&b, s + n - 2, 2);
+    acc = a | b;
+  } else if (n == 1) {
+    acc = s[0];
   }
-  for (; k < n; k++) acc |= s[k];
   if ((acc & 0x8080808080808080ull) == 0) return true;
   size_t i = 0;
   while (i < n) {
