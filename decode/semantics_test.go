@@ -117,6 +117,26 @@ func TestSemantics(t *testing.T) {
 		want: []any{map[string]any{"sub": []any{map[string]any{
 			"id": int64(7), "label": "x", "codes": []any{int32(1), int32(2)}}}}},
 	}, {
+		// The walker skips the check for a value to replace when a field's
+		// row splits lag (it has not occurred since an earlier element),
+		// and resolves one- and two-byte tags by table; a second occurrence
+		// in the same element must still replace, an overlong tag still
+		// name its field.
+		name:    "sparse singular fields replace within an element; two-byte and overlong tags",
+		message: p3Msg, paths: []string{"i32", "opt_i32", "opt_text", "sub", "packed_i64"},
+		records: []wire{
+			{},
+			wire{}.varint(11, 5).str(12, "a").bytes(20, sub(wire{}.varint(1, 1))).varint(11, 6).raw(0x88, 0x00, 3).
+				bytes(20, sub(wire{}.str(2, "x"))).str(12, "b").varint(22, 4).bytes(22, packedVarints(5)),
+			wire{}.varint(11, 7),
+		},
+		want: []any{
+			map[string]any{"i32": int32(0), "opt_i32": []any{}, "opt_text": []any{}, "sub": []any{}, "packed_i64": []any{}},
+			map[string]any{"i32": int32(3), "opt_i32": []any{int32(6)}, "opt_text": []any{"b"},
+				"sub": []any{map[string]any{"id": int64(1), "label": "x", "codes": []any{}}}, "packed_i64": []any{int64(4), int64(5)}},
+			map[string]any{"i32": int32(0), "opt_i32": []any{int32(7)}, "opt_text": []any{}, "sub": []any{}, "packed_i64": []any{}},
+		},
+	}, {
 		name:    "packed and unpacked runs of one field concatenate",
 		message: p3Msg, paths: []string{"packed_i64", "fixed"},
 		records: []wire{wire{}.varint(22, 1).bytes(22, packedVarints(2, 3)).varint(22, 4).

@@ -43,6 +43,7 @@ enum : uint8_t { W_VARINT = 0, W_I64 = 1, W_LEN = 2, W_SGROUP = 3, W_EGROUP = 4,
 
 constexpr uint64_t kMaxFieldNumber = (1u << 29) - 1;
 constexpr uint32_t kDenseLimit = 4096;
+constexpr uint32_t kTwoByteTagLimit = 2048;  // field numbers whose tags fit in two bytes
 
 struct FieldPlan {
   // Hot: read for every field occurrence.
@@ -72,7 +73,12 @@ struct NodePlan {
   std::string path;
   std::vector<FieldPlan> fields;
   std::vector<int32_t> dense;  // field number -> field index, -1 if none
-  int32_t by_tag[128];         // one-byte tag -> field index when the wire type is the field's own, else -1
+  int32_t by_tag[128];         // one-byte tag -> field index when the wire type is the field's own (or packed), else -1
+  // The same for two-byte tags (fields 16..2047), indexed by the tag's
+  // value, up to the node's highest such field: wide messages' fields are
+  // mostly past 15, and the general path (a varint read, its checks and
+  // lookup) costs several times the table load.
+  std::vector<int32_t> by_tag2;
   std::vector<std::pair<uint32_t, int32_t>> sparse;  // sorted, numbers >= kDenseLimit
   // Absent fields cost nothing while an element is walked: a list field's
   // row splits and an implicit scalar's defaults are written when the
@@ -323,7 +329,18 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
       if (f.number < kDenseLimit) {
         if (node.dense[f.number] >= 0) PLAN_FAIL("plan: field %s: duplicate number", f.cold->path.c_str());
         node.dense[f.number] = int32_t(i);
-        if (f.number < 16) node.by_tag[(f.number << 3) | f.wire] = int32_t(i);
+        // The tag tables hold a field's own wire type and, for a repeated
+        // scalar, the packed form (W_LEN), which the walker tells apart.
+        const bool packable = f.mode == M_REPEATED && !f.message && f.dtype != ST_STRING;
+        if (f.number < 16) {
+          node.by_tag[(f.number << 3) | f.wire] = int32_t(i);
+          if (packable) node.by_tag[(f.number << 3) | W_LEN] = int32_t(i);
+        } else if (f.number < kTwoByteTagLimit) {
+          const size_t t = size_t(f.number) << 3;
+          if (node.by_tag2.size() <= t) node.by_tag2.resize(t + 8, -1);
+          node.by_tag2[t | f.wire] = int32_t(i);
+          if (packable) node.by_tag2[t | W_LEN] = int32_t(i);
+        }
       } else {
         node.sparse.emplace_back(f.number, int32_t(i));
       }

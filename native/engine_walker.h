@@ -242,22 +242,39 @@ struct Decoder {
   // element since its last value (all at its count of values, which has
   // not moved since) and the start of the current one; an implicit scalar
   // gets the default of every earlier element that lacked it.
-  __attribute__((always_inline)) inline void catch_up(const FieldPlan& f, int32_t node) {
+  // It returns true when f is a list field that had no split for the
+  // current element's start: every stored value is preceded by catch_up,
+  // and truncation shortens the splits with the values, so the element
+  // holds no value of f yet, and a singular f needs no check for one to
+  // replace (the common case of a sparse field: it lags).
+  __attribute__((always_inline)) inline bool catch_up(const FieldPlan& f, int32_t node) {
     const int64_t idx = counts[size_t(node)];
     if (f.mode >= M_OPTIONAL) {
       Buf& sp = parts[size_t(f.partition)];
-      if (__builtin_expect(sp.len != size_t(idx + 1) * 8, 1)) fill_splits(sp, idx + 1, f.message ? counts[size_t(f.child)] : cols[size_t(f.column)].count());
+      const size_t want = size_t(idx + 1) * 8;
+      if (__builtin_expect(sp.len < want, 1)) {
+        append_splits(sp, (want - sp.len) / 8, f.message ? counts[size_t(f.child)] : cols[size_t(f.column)].count());
+        return true;
+      }
     } else if (f.mode == M_IMPLICIT && !f.message) {
       Column& c = cols[size_t(f.column)];
       if (c.count() < idx) fill_defaults(f, c, idx);
     }
+    return false;
   }
 
   // fill_splits appends copies of v until sp holds n splits.
   static void fill_splits(Buf& sp, int64_t n, int64_t v) {
     size_t have = sp.len / 8;
     if (size_t(n) <= have) return;
-    size_t k = size_t(n) - have;
+    append_splits(sp, size_t(n) - have, v);
+  }
+
+  // append_splits appends k > 0 copies of v to sp. One store a step:
+  // fills in groups of four or eight into spare capacity took fewer
+  // instructions but measured slower on wide repeated records (their
+  // fills are long and the output, not the walk, bounds them).
+  static inline void append_splits(Buf& sp, size_t k, int64_t v) {
     sp.reserve_more(k * 8);
     int64_t* q = reinterpret_cast<int64_t*>(sp.p + sp.len);
     for (size_t i = 0; i < k; i++) memcpy(q + i, &v, 8);
@@ -333,11 +350,12 @@ struct Decoder {
     return true;
   }
 
-  // put stores one decoded scalar of field f (of a node) honouring its mode.
+  // put stores one decoded scalar of field f (of a node) honouring its
+  // mode; fresh: the current element holds no value of f (catch_up).
   template <class T>
-  inline void put(const FieldPlan& f, int32_t node, T v) {
+  inline void put(const FieldPlan& f, int32_t node, bool fresh, T v) {
     Column& c = cols[size_t(f.column)];
-    if (f.mode != M_REPEATED && c.count() > singular_key(f, node)) c.drop_last();
+    if (!fresh && f.mode != M_REPEATED && c.count() > singular_key(f, node)) c.drop_last();
     c.push<T>(v);
   }
 
@@ -506,22 +524,23 @@ struct Decoder {
   // element of node) at p, store it (put) and return the position after
   // it, or nullptr on error.
   template <class T, class Conv>
-  __attribute__((always_inline)) inline const uint8_t* varint_field(const FieldPlan& f, int32_t node, const uint8_t* p,
+  __attribute__((always_inline)) inline const uint8_t* varint_field(const FieldPlan& f, int32_t node, bool fresh, const uint8_t* p,
                                                                     const uint8_t* end, const uint8_t* fs, Conv conv) {
     uint64_t v;
     const uint8_t* start = p;
-    p = read_varint_lim(p, end, rec_end, &v);
+    // A bool is all but always one byte: the one-byte test predicts well.
+    p = sizeof(T) == 1 ? read_varint_lim(p, end, rec_end, &v) : read_varint_value(p, end, rec_end, &v);
     if (!p) return fail(ST_ERR_MALFORMED, fs, varint_failure(start, end, false), f.cold->path);
-    put<T>(f, node, conv(v));
+    put<T>(f, node, fresh, conv(v));
     return p;
   }
   template <class T>
-  __attribute__((always_inline)) inline const uint8_t* fixed_field(const FieldPlan& f, int32_t node, const uint8_t* p,
+  __attribute__((always_inline)) inline const uint8_t* fixed_field(const FieldPlan& f, int32_t node, bool fresh, const uint8_t* p,
                                                                    const uint8_t* end, const uint8_t* fs, const char* truncated) {
     if (size_t(end - p) < sizeof(T)) return fail(ST_ERR_MALFORMED, fs, truncated, f.cold->path);
     T x;
     memcpy(&x, p, sizeof(T));
-    put<T>(f, node, x);
+    put<T>(f, node, fresh, x);
     return p + sizeof(T);
   }
 
@@ -536,13 +555,26 @@ struct Decoder {
       int32_t fi;
       uint64_t num;
       uint32_t wt;
-      // Fast path: a one-byte tag (fields 1..15) of a projected field with
-      // its expected wire type, resolved by one table load.
-      if (*p < 0x80 && (fi = np.by_tag[*p]) >= 0) {
-        num = *p >> 3;
-        wt = *p & 7;
-        p++;
-        goto field;
+      // Fast path: a one-byte tag (fields 1..15), or a two-byte one
+      // (16..2047), of a projected field with its own wire type (or a
+      // repeated scalar's packed form), resolved by one table load.
+      // Anything else (other fields, other wire types, longer or
+      // malformed tags) takes the general path.
+      if (*p < 0x80) {
+        if ((fi = np.by_tag[*p]) >= 0) {
+          num = *p >> 3;
+          wt = *p & 7;
+          p++;
+          goto field;
+        }
+      } else if (end - p >= 2 && p[1] < 0x80) {
+        const uint32_t t = (uint32_t(*p) & 0x7f) | (uint32_t(p[1]) << 7);
+        if (t < np.by_tag2.size() && (fi = np.by_tag2[t]) >= 0) {
+          num = t >> 3;
+          wt = t & 7;
+          p += 2;
+          goto field;
+        }
       }
       {
       uint64_t tag;
@@ -566,7 +598,7 @@ struct Decoder {
       }
     field:
       const FieldPlan& f = np.fields[size_t(fi)];
-      catch_up(f, node);
+      const bool fresh = catch_up(f, node);
       if (f.oneof) {
         OneofMark& m = oneof_marks[size_t(f.oneof_id)];
         int64_t e = counts[size_t(node)];
@@ -586,27 +618,29 @@ struct Decoder {
         return fail(ST_ERR_WIRE_TYPE, fs, "wrong wire type", f.cold->path);
       }
       switch (f.type) {
-        case T_INT64: case T_UINT64: p = varint_field<uint64_t>(f, node, p, end, fs, as_u64); break;
-        case T_INT32: case T_UINT32: case T_ENUM: p = varint_field<uint32_t>(f, node, p, end, fs, as_u32); break;
-        case T_SINT32: p = varint_field<int32_t>(f, node, p, end, fs, zigzag32); break;
-        case T_SINT64: p = varint_field<int64_t>(f, node, p, end, fs, zigzag64); break;
-        case T_BOOL: p = varint_field<uint8_t>(f, node, p, end, fs, as_bool); break;
-        case T_DOUBLE: case T_FIXED64: case T_SFIXED64: p = fixed_field<uint64_t>(f, node, p, end, fs, "truncated fixed64"); break;
-        case T_FLOAT: case T_FIXED32: case T_SFIXED32: p = fixed_field<uint32_t>(f, node, p, end, fs, "truncated fixed32"); break;
+        case T_INT64: case T_UINT64: p = varint_field<uint64_t>(f, node, fresh, p, end, fs, as_u64); break;
+        case T_INT32: case T_UINT32: case T_ENUM: p = varint_field<uint32_t>(f, node, fresh, p, end, fs, as_u32); break;
+        case T_SINT32: p = varint_field<int32_t>(f, node, fresh, p, end, fs, zigzag32); break;
+        case T_SINT64: p = varint_field<int64_t>(f, node, fresh, p, end, fs, zigzag64); break;
+        case T_BOOL: p = varint_field<uint8_t>(f, node, fresh, p, end, fs, as_bool); break;
+        case T_DOUBLE: case T_FIXED64: case T_SFIXED64: p = fixed_field<uint64_t>(f, node, fresh, p, end, fs, "truncated fixed64"); break;
+        case T_FLOAT: case T_FIXED32: case T_SFIXED32: p = fixed_field<uint32_t>(f, node, fresh, p, end, fs, "truncated fixed32"); break;
         case T_STRING: case T_BYTES: {
           uint64_t len;
           p = read_varint_lim(p, end, rec_end, &len);
           if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
           if (f.validate_utf8 && !valid_utf8(p, size_t(len))) return fail(ST_ERR_UTF8, fs, "invalid UTF-8 in string", f.cold->path);
           Column& c = cols[size_t(f.column)];
-          if (f.mode != M_REPEATED && c.count() > singular_key(f, node)) c.drop_last();
+          if (!fresh && f.mode != M_REPEATED && c.count() > singular_key(f, node)) c.drop_last();
           c.push_string(p, size_t(len), rec_end);
           p += len;
           break;
         }
+        default:  // parse_plan admits no other type
+          __builtin_unreachable();
         case T_MESSAGE: case T_GROUP: {
           if (uint32_t(depth + 1) > plan->max_depth) return fail(ST_ERR_DEPTH, fs, "nesting deeper than the limit", f.cold->path);
-          if (f.mode != M_REPEATED && counts[size_t(f.child)] > singular_key(f, node)) reopen(f.child);
+          if (!fresh && f.mode != M_REPEATED && counts[size_t(f.child)] > singular_key(f, node)) reopen(f.child);
           if (f.type == T_GROUP) {
             p = parse_message(f.child, p, end, depth + 1, num);
             if (!p) return nullptr;
