@@ -148,11 +148,14 @@ struct Buf {
 };
 
 struct Column {
-  Buf vals;  // values, or string bytes
-  Buf offs;  // strings only: int64 offsets, starting with 0
+  // n first, then the values' buffer: what storing a value touches lies
+  // in one 32-byte stretch, which a 96-byte column in an array never
+  // splits across cache lines.
+  int64_t n = 0;  // number of values, kept beside the buffers for speed
+  Buf vals;       // values, or string bytes
+  Buf offs;       // strings only: int64 offsets, starting with 0
   uint8_t dtype = 0;
   uint8_t shift = 0;
-  int64_t n = 0;  // number of values, kept beside the buffers for speed
 
   int64_t count() const {
     return n;
