@@ -175,8 +175,9 @@ struct Assembly {
 
   // plan places the pieces bufs (nbufs of them) one after another and
   // tells whether they fit the lent buffer lent of lent_bytes (nullptr:
-  // nothing lent, they do not).
-  bool plan(Buf* const* bufs, size_t nbufs, bool cum, uint8_t* to, size_t to_bytes) {
+  // nothing lent, they do not). ends[k] is the last split of bufs[k] when
+  // it leaves it out (Buf::end_elsewhere; ends may be null when none does).
+  bool plan(Buf* const* bufs, size_t nbufs, bool cum, uint8_t* to, size_t to_bytes, const int64_t* ends = nullptr) {
     cumulative = cum;
     lent = to;
     lent_bytes = to_bytes;
@@ -195,7 +196,7 @@ struct Assembly {
       pc.base = base;
       total += pc.bytes;
       if (cumulative && pc.buf->end_elsewhere) {
-        base += pc.buf->end_split;
+        base += ends[k];
       } else if (cumulative && pc.buf->len >= 8) {
         base += pc.buf->last_i64();
       }
@@ -207,11 +208,11 @@ struct Assembly {
   // bufs that left it out (Buf::end_elsewhere), for an output that is
   // not closed up: its pieces are then read each with its own leading 0
   // and last split (st_result_copy_partition).
-  static void restore_ends(Buf* const* bufs, size_t nbufs) {
+  static void restore_ends(Buf* const* bufs, const int64_t* ends, size_t nbufs) {
     for (size_t k = 0; k < nbufs; k++) {
       if (!bufs[k]->end_elsewhere) continue;
       bufs[k]->end_elsewhere = false;
-      bufs[k]->push<int64_t>(bufs[k]->end_split);
+      bufs[k]->push<int64_t>(ends[k]);
     }
   }
 
@@ -256,6 +257,7 @@ void assemble(st_result& res, const st_output& out, int threads) {
   auto work = [&] {
     try {
       std::vector<Buf*> bufs(nchunks);
+      std::vector<int64_t> ends(nchunks);
       Assembly vals, offs;
       Assembly splits;
       vals.moved = &closeup_moved_values;
@@ -265,13 +267,17 @@ void assemble(st_result& res, const st_output& out, int threads) {
         if (j >= ncols + nparts) return;
         if (j >= ncols) {
           const size_t p = j - ncols;
-          for (size_t k = 0; k < nchunks; k++) bufs[k] = &res.chunks[k]->parts[p];
+          for (size_t k = 0; k < nchunks; k++) {
+            Decoder& d = *res.chunks[k];
+            bufs[k] = &d.parts[p];
+            ends[k] = bufs[k]->end_elsewhere ? d.end_splits[p] : 0;
+          }
           int64_t* to = out.partition_splits ? out.partition_splits[p] : nullptr;
-          if (splits.plan(bufs.data(), nchunks, true, reinterpret_cast<uint8_t*>(to), to ? out.partition_len[p] * 8 : 0)) {
+          if (splits.plan(bufs.data(), nchunks, true, reinterpret_cast<uint8_t*>(to), to ? out.partition_len[p] * 8 : 0, ends.data())) {
             splits.apply();
             whole++;
           } else {
-            Assembly::restore_ends(bufs.data(), nchunks);
+            Assembly::restore_ends(bufs.data(), ends.data(), nchunks);
           }
           continue;
         }

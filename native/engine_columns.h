@@ -30,15 +30,16 @@ struct Buf {
   bool external = false;  // p belongs to the caller
   // A row-splits buffer of one chunk of a batch decoded on several
   // threads, whose last split is where the next chunk's leading 0 is
-  // (Decoder::attach_part), leaves it out: end_split holds it.
+  // (Decoder::attach_part), leaves it out (Decoder::end_splits holds it).
+  // In the padding after external: a Buf stays 32 bytes, two to a cache
+  // line, for the hundreds of partitions a wide record walk touches.
   bool end_elsewhere = false;
-  int64_t end_split = 0;
 
   Buf() = default;
   Buf(const Buf&) = delete;
   Buf& operator=(const Buf&) = delete;
   Buf(Buf&& o) noexcept
-      : p(o.p), len(o.len), cap(o.cap), external(o.external), end_elsewhere(o.end_elsewhere), end_split(o.end_split) {
+      : p(o.p), len(o.len), cap(o.cap), external(o.external), end_elsewhere(o.end_elsewhere) {
     o.p = nullptr;
     o.len = o.cap = 0;
     o.external = false;
@@ -146,6 +147,7 @@ struct Buf {
   }
   int64_t last_i64() const { return i64(len / 8 - 1); }
 };
+static_assert(sizeof(void*) != 8 || sizeof(Buf) == 32, "a Buf is 32 bytes, two to a cache line");
 
 struct Column {
   // n first, then the values' buffer: what storing a value touches lies

@@ -19,6 +19,9 @@ struct Decoder {
   const st_plan* plan;
   std::vector<Column> cols;
   std::vector<Buf> parts;
+  // end_splits holds, per partition, the last split of a buffer that
+  // leaves it out (Buf::end_elsewhere); empty when none does.
+  std::vector<int64_t> end_splits;
   std::vector<int64_t> counts;
   // For each oneof, the element (of its node) and the member last set: a
   // oneof needs clearing only when another member was set in the same
@@ -130,6 +133,7 @@ struct Decoder {
     reset();
     if (!records_exact || !out.partition_splits || !out.partition_len) return;
     const bool last = rec_hi >= nrecords;
+    end_splits.assign(parts.size(), 0);
     for (const NodePlan::ListSlot& ls : plan->nodes[0].list_slots) {
       const size_t k = size_t(ls.partition);
       if (!out.partition_splits[k] || out.partition_len[k] < size_t(nrecords) + 1) continue;
@@ -319,7 +323,7 @@ struct Decoder {
         const int64_t v = ls.message ? counts[size_t(ls.source)] : cols[size_t(ls.source)].count();
         if (__builtin_expect(sp.end_elsewhere, 0)) {
           fill_splits(sp, n, v);
-          sp.end_split = v;
+          end_splits[size_t(ls.partition)] = v;
         } else {
           fill_splits(sp, n + 1, v);
         }
