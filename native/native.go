@@ -618,8 +618,14 @@ func newResult(r *C.st_result, plan *Plan) *Result {
 	nc, np := len(plan.dtypes), plan.NumPartitions()
 	layout := make([]int64, 3*nc+2*np+1) // +1: never empty, so &layout[k] is valid
 	C.st_result_layout(r, (*C.int64_t)(unsafe.Pointer(&layout[0])), (*C.int64_t)(unsafe.Pointer(&layout[3*nc])))
-	res.cols = unsafe.Slice((*[3]int64)(unsafe.Pointer(&layout[0])), nc)
-	res.parts = unsafe.Slice((*[2]int64)(unsafe.Pointer(&layout[3*nc])), np)
+	// Only when there are some: a *[3]int64 (*[2]int64) at the spare last
+	// element would reach past the allocation (checkptr refuses it).
+	if nc > 0 {
+		res.cols = unsafe.Slice((*[3]int64)(unsafe.Pointer(&layout[0])), nc)
+	}
+	if np > 0 {
+		res.parts = unsafe.Slice((*[2]int64)(unsafe.Pointer(&layout[3*nc])), np)
+	}
 	runtime.SetFinalizer(res, (*Result).Free)
 	return res
 }
