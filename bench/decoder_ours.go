@@ -39,28 +39,6 @@ func init() {
 			return prepareOursInBatches(e, ds, smallBatchBytes, 1, false)
 		},
 	})
-	// The every-core target holds for batches of allCoresMinBytes and
-	// more: these two measure it at that size, where a batch's fixed
-	// costs (starting the threads, sizing, building the output) weigh
-	// four times what they do in the dataset's one batch.
-	registerDecoder(decoder{
-		name:     "ours-1t-8mb",
-		order:    17,
-		about:    "ours-1t on the dataset cut into batches of about 8 MB of whole records (no one output to compare)",
-		noOutput: true,
-		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
-			return prepareOursInBatches(e, ds, allCoresMinBytes, 1, false)
-		},
-	})
-	registerDecoder(decoder{
-		name:     "ours-all-8mb",
-		order:    21,
-		about:    "ours-all on the dataset cut into batches of about 8 MB of whole records (no one output to compare)",
-		noOutput: true,
-		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
-			return prepareOursInBatches(e, ds, allCoresMinBytes, runtime.NumCPU(), false)
-		},
-	})
 	// The same two with the output of each batch handed back to the plan
 	// (Plan.Recycle) once done with, as a loop over batches does: the
 	// next batch is decoded into its memory rather than into fresh memory
@@ -105,6 +83,28 @@ func init() {
 		noOutput: true,
 		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
 			return prepareOursInBatches(e, ds, smallBatchBytes, 1, true)
+		},
+	})
+	// The every-core target holds for batches of allCoresMinBytes and
+	// more: these two measure it at that size, where a batch's fixed
+	// costs (starting the threads, sizing, building the output) weigh
+	// four times what they do in the dataset's one batch.
+	registerDecoder(decoder{
+		name:     "ours-1t-8mb",
+		order:    17,
+		about:    "ours-1t on the dataset cut into batches of about 8 MB of whole records (no one output to compare)",
+		noOutput: true,
+		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
+			return prepareOursInBatches(e, ds, allCoresMinBytes, 1, false)
+		},
+	})
+	registerDecoder(decoder{
+		name:     "ours-all-8mb",
+		order:    21,
+		about:    "ours-all on the dataset cut into batches of about 8 MB of whole records (no one output to compare)",
+		noOutput: true,
+		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
+			return prepareOursInBatches(e, ds, allCoresMinBytes, runtime.NumCPU(), false)
 		},
 	})
 }

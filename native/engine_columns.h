@@ -119,26 +119,24 @@ struct Buf {
   // 4, 2 or 1 bytes each, which overlap when n is not their sum.
   static void copy_upto16(uint8_t* d, const uint8_t* s, size_t n) {
     if (n >= 8) {
-      uint64_t a, b;
-      memcpy(&a, s, 8);
-      memcpy(&b, s + n - 8, 8);
-      memcpy(d, &a, 8);
-      memcpy(d + n - 8, &b, 8);
+      copy_ends<uint64_t>(d, s, n);
     } else if (n >= 4) {
-      uint32_t a, b;
-      memcpy(&a, s, 4);
-      memcpy(&b, s + n - 4, 4);
-      memcpy(d, &a, 4);
-      memcpy(d + n - 4, &b, 4);
+      copy_ends<uint32_t>(d, s, n);
     } else if (n >= 2) {
-      uint16_t a, b;
-      memcpy(&a, s, 2);
-      memcpy(&b, s + n - 2, 2);
-      memcpy(d, &a, 2);
-      memcpy(d + n - 2, &b, 2);
+      copy_ends<uint16_t>(d, s, n);
     } else if (n == 1) {
       d[0] = s[0];
     }
+  }
+  // copy_ends copies n bytes, sizeof(T) <= n <= 2 * sizeof(T): the first
+  // and the last sizeof(T), both loaded before either is stored.
+  template <class T>
+  static void copy_ends(uint8_t* d, const uint8_t* s, size_t n) {
+    T a, b;
+    memcpy(&a, s, sizeof(T));
+    memcpy(&b, s + n - sizeof(T), sizeof(T));
+    memcpy(d, &a, sizeof(T));
+    memcpy(d + n - sizeof(T), &b, sizeof(T));
   }
   int64_t i64(size_t i) const {
     int64_t v;

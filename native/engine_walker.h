@@ -124,24 +124,30 @@ struct Decoder {
         cols[c].offs.attach(out.string_offsets[c] + at, len * 8);
       }
     }
-    for (size_t k = 0; k < parts.size(); k++) {
-      if (out.partition_splits && out.partition_splits[k]) {
-        size_t len = region(out.partition_len[k], 1, &at);
-        parts[k].attach(out.partition_splits[k] + at, len * 8);
+    // by_record[k]: partition k gets the stretch of the part's records.
+    std::vector<uint8_t> by_record(parts.size(), 0);
+    if (records_exact && out.partition_splits) {
+      for (const NodePlan::ListSlot& ls : plan->nodes[0].list_slots) {
+        const size_t k = size_t(ls.partition);
+        by_record[k] = out.partition_splits[k] && out.partition_len[k] >= size_t(nrecords) + 1;
       }
     }
-    reset();
-    if (!records_exact || !out.partition_splits || !out.partition_len) return;
     const bool last = rec_hi >= nrecords;
-    end_splits.assign(parts.size(), 0);
-    for (const NodePlan::ListSlot& ls : plan->nodes[0].list_slots) {
-      const size_t k = size_t(ls.partition);
-      if (!out.partition_splits[k] || out.partition_len[k] < size_t(nrecords) + 1) continue;
-      const size_t len = last ? out.partition_len[k] - size_t(rec_lo) : size_t(rec_hi - rec_lo);
-      parts[k].attach(out.partition_splits[k] + rec_lo, len * 8);
-      parts[k].push<int64_t>(0);
-      parts[k].end_elsewhere = !last;
+    for (size_t k = 0; k < parts.size(); k++) {
+      if (!out.partition_splits || !out.partition_splits[k]) continue;
+      size_t len;
+      if (by_record[k]) {
+        at = size_t(rec_lo);
+        len = last ? out.partition_len[k] - at : size_t(rec_hi - rec_lo);
+      } else {
+        len = region(out.partition_len[k], 1, &at);
+      }
+      parts[k].attach(out.partition_splits[k] + at, len * 8);
     }
+    reset();
+    if (last) return;
+    end_splits.assign(parts.size(), 0);
+    for (size_t k = 0; k < parts.size(); k++) parts[k].end_elsewhere = by_record[k] != 0;
   }
 
   // all_external tells whether every output is in the caller's buffers.
