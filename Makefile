@@ -32,7 +32,7 @@ build: setup-go setup-tf
 OPS_LIB := build/libstructtensor_ops.so
 OPS_SRCS := $(wildcard native/*.cc) cops/decode_op.cc cops/example_op.cc cops/reduceop/reduce_op.cc cops/sharedlib/load.cc
 ops-lib: $(OPS_LIB)
-$(OPS_LIB): $(OPS_SRCS) native/include/structtensor_native.h native/include/structtensor_example.h cops/decode_op.h cops/kernel_common.h cops/reduceop/reduce_op.h | setup-tf
+$(OPS_LIB): $(OPS_SRCS) $(wildcard native/*.h) native/include/structtensor_native.h native/include/structtensor_example.h cops/decode_op.h cops/kernel_common.h cops/reduceop/reduce_op.h | setup-tf
 	$(CXX) -std=c++17 -O2 -shared -fPIC -pthread -fvisibility=hidden -Wl,--no-undefined \
 		-Inative/include -Icops -Icops/reduceop $$(pkg-config --cflags tensorflow) \
 		$(OPS_SRCS) -o $@ $$(pkg-config --libs tensorflow)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/structtensor/structtensor-go/internal/unchecked"
 	"github.com/structtensor/structtensor-go/native"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
@@ -362,9 +363,33 @@ func (p *ExamplePlan) wrap(ctx context.Context, err error) error {
 
 func (p *ExamplePlan) values(o *native.SlotOutput, dtype structtensor.DType, shape structtensor.Shape) (*structtensor.Tensor, error) {
 	if dtype == structtensor.String {
-		return structtensor.NewStringTensor(shape, o.Bytes, o.Offsets, structtensor.ValidUTF8Strings(o.Bytes, o.Offsets))
+		// The engine writes offsets from 0, never decreasing, ending at
+		// len(Bytes): no second pass over them (package unchecked says
+		// why).
+		if len(o.Offsets) == 0 || o.Offsets[0] != 0 || o.Offsets[len(o.Offsets)-1] != int64(len(o.Bytes)) {
+			return nil, fmt.Errorf("%d string offsets do not span its %d bytes", len(o.Offsets), len(o.Bytes))
+		}
+		t := unchecked.StringTensor(o.Bytes, o.Offsets, structtensor.ValidUTF8Strings(o.Bytes, o.Offsets)).(*structtensor.Tensor)
+		if shape == nil {
+			return t, nil
+		}
+		return t.Reshape(shape)
 	}
 	return structtensor.NewTensor(shape, o.Values)
+}
+
+// engineRagged is values partitioned by the engine's row splits
+// (outermost first), which start at 0 and never decrease as the engine
+// writes them: no second pass over them (package unchecked says why).
+func engineRagged(values *structtensor.Tensor, rowSplits ...[]int64) (*structtensor.Ragged, error) {
+	parts := make([]*structtensor.RowPartition, len(rowSplits))
+	for i, s := range rowSplits {
+		if len(s) == 0 || s[0] != 0 {
+			return nil, fmt.Errorf("partition %d: %d row splits, not starting at 0", i, len(s))
+		}
+		parts[i] = unchecked.RowSplits(s).(*structtensor.RowPartition)
+	}
+	return structtensor.NewRagged(values, parts...)
 }
 
 // build makes the StructTensor of a decode of nrows records, inputBytes
@@ -423,7 +448,7 @@ func (p *ExamplePlan) buildOutput(outs []native.SlotOutput, o exampleOutput, nro
 		if err != nil {
 			return nil, internal(err)
 		}
-		r, err := structtensor.NewRaggedFromSplits(t, splits)
+		r, err := engineRagged(t, splits)
 		if err != nil {
 			return nil, internal(err)
 		}
@@ -433,7 +458,7 @@ func (p *ExamplePlan) buildOutput(outs []native.SlotOutput, o exampleOutput, nro
 		if err != nil {
 			return nil, internal(err)
 		}
-		r, err := structtensor.NewRaggedFromSplits(t, so.Splits0, so.Splits1)
+		r, err := engineRagged(t, so.Splits0, so.Splits1)
 		if err != nil {
 			return nil, internal(err)
 		}
@@ -444,7 +469,7 @@ func (p *ExamplePlan) buildOutput(outs []native.SlotOutput, o exampleOutput, nro
 		return nil, internal(err)
 	}
 	if len(o.parts) == 0 {
-		r, err := structtensor.NewRaggedFromSplits(t, so.Splits0)
+		r, err := engineRagged(t, so.Splits0)
 		if err != nil {
 			return nil, internal(err)
 		}

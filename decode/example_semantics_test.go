@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/structtensor/structtensor-go/internal/testhook"
+	"github.com/structtensor/structtensor-go/native"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -241,6 +242,46 @@ func TestExampleThreads(t *testing.T) {
 		if errA == nil && !plan.Spec().IsCompatibleWith(a.Spec()) {
 			t.Fatalf("decoded %v, Spec says %v", a.Spec(), plan.Spec())
 		}
+	}
+}
+
+// TestExampleCopiesOutOnEveryThread checks the copy-out shared among the
+// engine's threads: batches of a few MB (Example and SequenceExample
+// specs of every kind) decode on two and three threads to the value
+// they decode to on one, and the copy-out was shared.
+func TestExampleCopiesOutOnEveryThread(t *testing.T) {
+	before := native.ExampleSharedCopies()
+	for _, sequence := range []bool{false, true} {
+		for _, c := range genExampleCases(11, 8, sequence) {
+			compile := CompileExample
+			if sequence {
+				compile = CompileSequenceExample
+			}
+			plan, err := compile(c.Spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var recs [][]byte
+			for size := 0; size < 3<<20; {
+				for _, r := range c.records {
+					recs = append(recs, r)
+					size += len(r) + 16 // (an empty record still costs its row)
+				}
+			}
+			one, err := plan.Decode(recs, DecodeOptions{Threads: 1})
+			for _, threads := range []int{2, 3} {
+				got, errN := plan.Decode(recs, DecodeOptions{Threads: threads})
+				if (err == nil) != (errN == nil) || (err != nil && err.Error() != errN.Error()) {
+					t.Fatalf("%d threads: error %v, on one thread %v", threads, errN, err)
+				}
+				if err == nil && !structtensor.Equal(one, got) {
+					t.Fatalf("sequence %v: the output on %d threads differs from the one on one thread", sequence, threads)
+				}
+			}
+		}
+	}
+	if native.ExampleSharedCopies() == before {
+		t.Fatal("no copy-out was shared among threads")
 	}
 }
 

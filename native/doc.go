@@ -68,7 +68,8 @@
 // returned with them.
 //
 // A batch is split into chunks of whole records of about 1 MiB, decoded in
-// order by up to the requested number of threads (std::thread workers),
+// order by up to the requested number of threads (the engine's pool of
+// worker threads, shared with the feature decoder: engine_shared.h),
 // each chunk into a column set of its own. Bounded chunks keep the output
 // being written close to the cache, and their buffers go back to the
 // plan's pool when the result is freed, so the next batch reuses their
@@ -276,7 +277,10 @@
 // is cut into one chunk per thread (at least 256 KiB each), each decoded
 // into slot columns of its own and concatenated by the copy-out, so the
 // output and the error (the first bad record's) do not depend on the
-// thread count. Freed results hand their chunks back to the plan (up to
+// thread count. Every chunk's part of every output has its place known
+// before any is copied, so st_example_result_copy_into copies all of
+// them in one call, in stretches shared out among the same threads (a
+// serial copy-out was a quarter of a decode on two threads). Freed results hand their chunks back to the plan (up to
 // 64), so the next batch reuses their buffers' capacity.
 //
 // # Output of a decode

@@ -42,6 +42,7 @@
 #include "engine_walker.h"
 #include "engine_threads.h"
 #include "engine_sizing.h"
+#include "engine_shared.h"
 
 // ---------------------------------------------------------------------
 // Results, batches (chunks over threads) and the C ABI.
@@ -518,6 +519,14 @@ bool col_ok(const st_result* r, int64_t c) { return r && c >= 0 && c < int64_t(r
 bool part_ok(const st_result* r, int64_t p) { return r && p >= 0 && p < r->plan->nparts; }
 
 }  // namespace
+
+namespace structtensor_engine {
+
+void run_on_workers(int64_t helpers, const std::function<void()>& fn) { Workers::get().run(helpers, fn); }
+
+int32_t thread_count() { return default_threads(); }
+
+}  // namespace structtensor_engine
 
 extern "C" {
 

@@ -7,6 +7,7 @@
 // engine.cc, with which it builds into the same library.
 
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdlib>
 #include <cstdio>
@@ -15,11 +16,11 @@
 #include <mutex>
 #include <new>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "include/structtensor_example.h"
 #include "include/structtensor_native.h"
+#include "engine_shared.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define STEX_X86_64 1
@@ -1395,7 +1396,7 @@ st_example_result* decode_batch(const st_example_plan* plan, int64_t n, const st
     res->plan = plan;
     res->n = n;
     int threads = opts ? opts->threads : 0;
-    if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    if (threads <= 0) threads = structtensor_engine::thread_count();
     // At least 256 KiB of records per thread: below that a thread costs
     // more than it saves.
     int64_t by_bytes = int64_t(total_bytes / (256 << 10)) + 1;
@@ -1448,10 +1449,13 @@ st_example_result* decode_batch(const st_example_plan* plan, int64_t n, const st
     if (nchunks == 1) {
       work(0);
     } else {
-      std::vector<std::thread> ts;
-      for (int64_t c = 1; c < nchunks; c++) ts.emplace_back(work, c);
-      work(0);
-      for (auto& t : ts) t.join();
+      // On the engine's pool of threads: a chunk each, taken in order by
+      // whichever thread is free (a helper that is busy elsewhere or
+      // cannot start leaves its chunks to the others).
+      std::atomic<int64_t> next{0};
+      structtensor_engine::run_on_workers(nchunks - 1, [&] {
+        for (int64_t c; (c = next.fetch_add(1)) < nchunks;) work(c);
+      });
     }
     for (auto& ch : res->chunks) {
       if (ch->failed) {
@@ -1468,6 +1472,119 @@ st_example_result* decode_batch(const st_example_plan* plan, int64_t n, const st
 
 bool slot_ok(const st_example_result* r, int64_t slot) {
   return r && slot >= 0 && slot < int64_t(r->plan->slots.size());
+}
+
+bool has_level(const Slot& s, int32_t level) {
+  if (level == 0) return s.mode != XM_FIXED || s.section == XS_FEATURE_LISTS;
+  if (level == 1) return s.section == XS_FEATURE_LISTS && s.mode == XM_LIST;
+  return false;
+}
+
+// ---------------------------------------------------------------------
+// Copying a result out.
+//
+// Each chunk decoded its records into outputs of its own; a slot's output
+// in the caller's memory is the chunks' parts one after another, the
+// cumulative ones (string offsets, row splits) with each later chunk's
+// leading 0 dropped and the totals of the chunks before it added to its
+// elements. Every part goes to a place known before any is copied, so the
+// parts of all slots are copied at once on the engine's threads
+// (st_example_result_copy_into): after a decode on several threads, a
+// serial copy-out was a quarter of the call.
+
+// The outputs of a slot, in the order of st_example_result_copy_into's at.
+enum OutKind : int { kOutValues = 0, kOutOffsets = 1, kOutSplits0 = 2, kOutSplits1 = 3 };
+
+// CopyPiece is bytes of one chunk's part of an output, from src to dst;
+// a cumulative part's elements (int64) get base added.
+struct CopyPiece {
+  const uint8_t* src;
+  uint8_t* dst;
+  size_t bytes;
+  int64_t base;  // 0: copied as it is
+};
+
+// output_pieces appends to pieces the parts of slot's output kind, laid
+// out from dst on.
+void output_pieces(const st_example_result* r, int64_t slot, int kind, uint8_t* dst, std::vector<CopyPiece>* pieces) {
+  const int32_t dtype = r->plan->slots[size_t(slot)].dtype;
+  int64_t base = 0;
+  for (size_t k = 0; k < r->chunks.size(); k++) {
+    const SlotOut& o = r->chunks[k]->out[size_t(slot)];
+    if (kind == kOutValues) {
+      const void* src;
+      size_t n;
+      switch (dtype) {
+        case ST_INT64: src = o.i64.data(); n = o.i64.size() * 8; break;
+        case ST_FLOAT32: src = o.f32.data(); n = o.f32.size() * 4; break;
+        default: src = o.bytes.data(); n = o.bytes.size();
+      }
+      if (n) pieces->push_back({static_cast<const uint8_t*>(src), dst, n, 0});
+      dst += n;
+      continue;
+    }
+    const Buf<int64_t>& cum = kind == kOutOffsets ? o.offs : kind == kOutSplits0 ? o.splits0 : o.splits1;
+    const size_t skip = k == 0 ? 0 : 1;  // a later chunk's leading 0
+    const size_t n = (cum.size() - skip) * 8;
+    if (n) pieces->push_back({reinterpret_cast<const uint8_t*>(cum.data() + skip), dst, n, base});
+    dst += n;
+    base += cum.back();
+  }
+}
+
+// copy_piece copies one piece (or a stretch of one).
+void copy_piece(const CopyPiece& pc) {
+  if (pc.base == 0) {
+    std::memcpy(pc.dst, pc.src, pc.bytes);
+    return;
+  }
+  const size_t m = pc.bytes / 8;
+  for (size_t i = 0; i < m; i++) {
+    int64_t v;
+    std::memcpy(&v, pc.src + i * 8, 8);
+    v += pc.base;
+    std::memcpy(pc.dst + i * 8, &v, 8);
+  }
+}
+
+// copy_serially copies slot's output kind to dst on the calling thread.
+void copy_serially(const st_example_result* r, int64_t slot, int kind, uint8_t* dst) {
+  std::vector<CopyPiece> pieces;
+  output_pieces(r, slot, kind, dst, &pieces);
+  for (const CopyPiece& pc : pieces) copy_piece(pc);
+}
+
+// shared_copies counts the copy-outs shared among threads
+// (st_test_example_shared_copies).
+std::atomic<int64_t> shared_copies{0};
+
+// copy_pieces copies pieces on up to threads threads, in stretches of at
+// most kCopyStretch bytes (whole elements) taken in turn, so that one
+// large output is shared out as well as many small ones. Copies of less
+// than kCopyMinShared bytes in all stay on the calling thread: waking a
+// helper would cost more.
+void copy_pieces(const std::vector<CopyPiece>& pieces, int32_t threads) {
+  constexpr size_t kCopyStretch = 256 << 10, kCopyMinShared = 1 << 20;
+  size_t total = 0;
+  for (const CopyPiece& pc : pieces) total += pc.bytes;
+  if (threads <= 0) threads = structtensor_engine::thread_count();
+  if (threads <= 1 || total < kCopyMinShared) {
+    for (const CopyPiece& pc : pieces) copy_piece(pc);
+    return;
+  }
+  std::vector<CopyPiece> stretches;
+  stretches.reserve(pieces.size() + total / kCopyStretch);
+  for (const CopyPiece& pc : pieces) {
+    for (size_t at = 0; at < pc.bytes; at += kCopyStretch) {
+      stretches.push_back({pc.src + at, pc.dst + at, std::min(kCopyStretch, pc.bytes - at), pc.base});
+    }
+  }
+  std::atomic<size_t> next{0};
+  const int64_t helpers = std::min<int64_t>(threads, int64_t(stretches.size())) - 1;
+  shared_copies.fetch_add(1, std::memory_order_relaxed);
+  structtensor_engine::run_on_workers(helpers, [&] {
+    for (size_t i; (i = next.fetch_add(1)) < stretches.size();) copy_piece(stretches[i]);
+  });
 }
 
 }  // namespace
@@ -1552,19 +1669,7 @@ int64_t st_example_result_values_bytes(const st_example_result* r, int64_t slot)
 int32_t st_example_result_copy_values(const st_example_result* r, int64_t slot, void* dst, size_t dst_bytes) {
   int64_t need = st_example_result_values_bytes(r, slot);
   if (need < 0 || size_t(need) > dst_bytes || (need > 0 && !dst)) return ST_ERR_ARGUMENT;
-  uint8_t* d = static_cast<uint8_t*>(dst);
-  for (auto& ch : r->chunks) {
-    const SlotOut& o = ch->out[slot];
-    const void* src;
-    size_t n;
-    switch (r->plan->slots[slot].dtype) {
-      case ST_INT64: src = o.i64.data(); n = o.i64.size() * 8; break;
-      case ST_FLOAT32: src = o.f32.data(); n = o.f32.size() * 4; break;
-      default: src = o.bytes.data(); n = o.bytes.size();
-    }
-    if (n) std::memcpy(d, src, n);
-    d += n;
-  }
+  copy_serially(r, slot, kOutValues, static_cast<uint8_t*>(dst));
   return ST_OK;
 }
 
@@ -1573,24 +1678,9 @@ int32_t st_example_result_copy_string_offsets(const st_example_result* r, int64_
   if (!slot_ok(r, slot) || r->plan->slots[slot].dtype != ST_STRING) return ST_ERR_ARGUMENT;
   int64_t n = st_example_result_values_length(r, slot);
   if (!dst || dst_len < size_t(n) + 1) return ST_ERR_ARGUMENT;
-  int64_t base = 0;
-  size_t k = 0;
-  dst[k++] = 0;
-  for (auto& ch : r->chunks) {
-    const Buf<int64_t>& offs = ch->out[slot].offs;
-    for (size_t i = 1; i < offs.size(); i++) dst[k++] = base + offs[i];
-    base += offs.back();
-  }
+  copy_serially(r, slot, kOutOffsets, reinterpret_cast<uint8_t*>(dst));
   return ST_OK;
 }
-
-namespace {
-bool has_level(const Slot& s, int32_t level) {
-  if (level == 0) return s.mode != XM_FIXED || s.section == XS_FEATURE_LISTS;
-  if (level == 1) return s.section == XS_FEATURE_LISTS && s.mode == XM_LIST;
-  return false;
-}
-}  // namespace
 
 int64_t st_example_result_splits_length(const st_example_result* r, int64_t slot, int32_t level) {
   if (!slot_ok(r, slot) || !has_level(r->plan->slots[slot], level)) return 0;
@@ -1603,15 +1693,57 @@ int32_t st_example_result_copy_splits(const st_example_result* r, int64_t slot, 
                                       size_t dst_len) {
   int64_t n = st_example_result_splits_length(r, slot, level);
   if (n == 0 || !dst || dst_len < size_t(n)) return ST_ERR_ARGUMENT;
-  int64_t base = 0;
-  size_t k = 0;
-  dst[k++] = 0;
-  for (auto& ch : r->chunks) {
-    const Buf<int64_t>& sp = level == 0 ? ch->out[slot].splits0 : ch->out[slot].splits1;
-    for (size_t i = 1; i < sp.size(); i++) dst[k++] = base + sp[i];
-    base += sp.back();
+  copy_serially(r, slot, level == 0 ? kOutSplits0 : kOutSplits1, reinterpret_cast<uint8_t*>(dst));
+  return ST_OK;
+}
+
+int32_t st_example_result_layout(const st_example_result* r, int64_t* sizes, size_t sizes_len) {
+  if (!r || !sizes || sizes_len / 4 < r->plan->slots.size()) return ST_ERR_ARGUMENT;
+  for (size_t s = 0; s < r->plan->slots.size(); s++) {
+    const int64_t slot = int64_t(s);
+    sizes[4 * s] = st_example_result_values_length(r, slot);
+    sizes[4 * s + 1] = st_example_result_values_bytes(r, slot);
+    sizes[4 * s + 2] = st_example_result_splits_length(r, slot, 0);
+    sizes[4 * s + 3] = st_example_result_splits_length(r, slot, 1);
   }
   return ST_OK;
 }
+
+int32_t st_example_result_copy_into(const st_example_result* r, void* block, size_t block_bytes, const int64_t* at,
+                                    size_t at_len, int32_t threads) {
+  if (!r || !at || at_len / 4 < r->plan->slots.size()) return ST_ERR_ARGUMENT;
+  uint8_t* const base = static_cast<uint8_t*>(block);
+  std::vector<CopyPiece> pieces;
+  try {
+    for (size_t s = 0; s < r->plan->slots.size(); s++) {
+      for (int kind = kOutValues; kind <= kOutSplits1; kind++) {
+        const int64_t off = at[4 * s + size_t(kind)];
+        if (off < 0) continue;
+        const int64_t slot = int64_t(s);
+        int64_t bytes;
+        switch (kind) {
+          case kOutValues: bytes = st_example_result_values_bytes(r, slot); break;
+          case kOutOffsets:
+            if (r->plan->slots[s].dtype != ST_STRING) return ST_ERR_ARGUMENT;
+            bytes = 8 * (st_example_result_values_length(r, slot) + 1);
+            break;
+          default:
+            bytes = 8 * st_example_result_splits_length(r, slot, kind - kOutSplits0);
+            if (bytes == 0) return ST_ERR_ARGUMENT;  // no such level
+        }
+        if (bytes > 0 && (!base || uint64_t(off) > block_bytes || uint64_t(bytes) > block_bytes - uint64_t(off))) {
+          return ST_ERR_ARGUMENT;
+        }
+        if (bytes > 0) output_pieces(r, slot, kind, base + off, &pieces);
+      }
+    }
+    copy_pieces(pieces, threads);
+  } catch (...) {
+    return ST_ERR_INTERNAL;
+  }
+  return ST_OK;
+}
+
+int64_t st_test_example_shared_copies(void) { return shared_copies.load(std::memory_order_relaxed); }
 
 }  // extern "C"

@@ -117,100 +117,99 @@ func (p *ExamplePlan) DecodeContiguous(ctx context.Context, data []byte, offsets
 	}
 	defer C.st_example_result_free(r)
 	defer runtime.KeepAlive(p)
-	return p.copyResult(r, dtypes)
-}
-
-// exampleSlotSizes are the lengths of one slot's outputs.
-type exampleSlotSizes struct {
-	n, nb  int    // values (strings: count), value bytes
-	splits [2]int // row splits at levels 0 and 1 (0: no such level)
+	return p.copyResult(r, dtypes, o.Threads)
 }
 
 // copyResult copies every slot of r into Go memory: one block, recycled
 // when the plan has a spare one that fits (and is not over twice the
-// size: the outputs keep all of it alive), else allocated. The engine
-// copies each output into its stretch of the block (one memcpy per slot
-// output and chunk); the block is not cleared first, as the copies write
-// every byte the outputs hold.
-func (p *ExamplePlan) copyResult(r *C.st_example_result, dtypes []uint8) ([]SlotOutput, []byte, error) {
+// size: the outputs keep all of it alive), else allocated. Two cgo calls
+// whatever the number of slots: one for the sizes of every output, one
+// in which the engine copies every output into its stretch of the block,
+// on up to threads threads. The block is not cleared first, as the
+// copies write every byte the outputs hold. The engine writes the block
+// only during that call (a cgo argument, pinned for it) and keeps no
+// reference to it.
+func (p *ExamplePlan) copyResult(r *C.st_example_result, dtypes []uint8, threads int) ([]SlotOutput, []byte, error) {
 	fail := func(code C.int32_t) error {
 		return &Error{Code: int(code), Record: -1, Offset: -1, Message: "copying the feature decoder's output"}
 	}
-	sizes := make([]exampleSlotSizes, len(dtypes))
+	// sizes: per slot, values length, value bytes, splits lengths at
+	// levels 0 and 1 (st_example_result_layout); at: per slot, where its
+	// values, string offsets and splits go in the block (-1: none).
+	sizes := make([]int64, 4*len(dtypes))
+	at := make([]int64, 4*len(dtypes))
+	if len(dtypes) > 0 {
+		if c := C.st_example_result_layout(r, (*C.int64_t)(unsafe.Pointer(&sizes[0])), C.size_t(len(sizes))); c != 0 {
+			return nil, nil, fail(c)
+		}
+	}
 	var total int
-	stretch := func(bytes int) { total += (bytes + exampleAlign - 1) &^ (exampleAlign - 1) }
+	place := func(i int, bytes int) {
+		at[i] = int64(total)
+		total += (bytes + exampleAlign - 1) &^ (exampleAlign - 1)
+	}
 	for s, dt := range dtypes {
-		cs := C.int64_t(s)
-		z := &sizes[s]
-		z.n = int(C.st_example_result_values_length(r, cs))
-		z.nb = int(C.st_example_result_values_bytes(r, cs))
-		if z.n < 0 || z.nb < 0 {
+		n, nb := int(sizes[4*s]), int(sizes[4*s+1])
+		if n < 0 || nb < 0 {
 			return nil, nil, fail(C.ST_ERR_ARGUMENT)
 		}
-		stretch(z.nb)
+		place(4*s, nb)
+		at[4*s+1] = -1
 		if dt != 3 && dt != 6 { // strings: offsets
-			stretch(8 * (z.n + 1))
+			place(4*s+1, 8*(n+1))
 		}
-		for level := range z.splits {
-			z.splits[level] = int(C.st_example_result_splits_length(r, cs, C.int32_t(level)))
-			stretch(8 * z.splits[level])
+		for level := range 2 {
+			at[4*s+2+level] = -1
+			if k := int(sizes[4*s+2+level]); k > 0 {
+				place(4*s+2+level, 8*k)
+			}
 		}
 	}
 	block := takeBlocks(total)[0]
 	base := unsafe.Pointer(unsafe.SliceData(block))
-	var used int
-	take := func(bytes int) unsafe.Pointer {
-		ptr := unsafe.Add(base, used)
-		used += (bytes + exampleAlign - 1) &^ (exampleAlign - 1)
-		return ptr
+	if len(dtypes) > 0 {
+		if c := C.st_example_result_copy_into(r, base, C.size_t(len(block)), (*C.int64_t)(unsafe.Pointer(&at[0])), C.size_t(len(at)), C.int32_t(threads)); c != 0 {
+			return nil, nil, fail(c)
+		}
 	}
 	out := make([]SlotOutput, len(dtypes))
 	for s, dt := range dtypes {
-		cs := C.int64_t(s)
-		z, o := &sizes[s], &out[s]
-		dst := take(z.nb)
+		o := &out[s]
+		n, nb := int(sizes[4*s]), int(sizes[4*s+1])
 		switch dt {
 		case 3: // Int64
-			o.Values = blockSlice[int64](dst, z.n)
+			o.Values = blockSlice[int64](base, at[4*s], n)
 		case 6: // Float32
-			o.Values = blockSlice[float32](dst, z.n)
+			o.Values = blockSlice[float32](base, at[4*s], n)
 		default: // String
-			o.Bytes = blockSlice[byte](dst, z.nb)
-			o.Offsets = blockSlice[int64](take(8*(z.n+1)), z.n+1)
-			if c := C.st_example_result_copy_string_offsets(r, cs, (*C.int64_t)(unsafe.Pointer(&o.Offsets[0])), C.size_t(z.n+1)); c != 0 {
-				return nil, nil, fail(c)
-			}
-		}
-		if z.nb == 0 {
-			dst = nil // (it may point past the block's end)
-		}
-		if c := C.st_example_result_copy_values(r, cs, dst, C.size_t(z.nb)); c != 0 {
-			return nil, nil, fail(c)
+			o.Bytes = blockSlice[byte](base, at[4*s], nb)
+			o.Offsets = blockSlice[int64](base, at[4*s+1], n+1)
 		}
 		for level, sp := range []*[]int64{&o.Splits0, &o.Splits1} {
-			k := z.splits[level]
-			if k == 0 {
-				continue
-			}
-			*sp = blockSlice[int64](take(8*k), k)
-			if c := C.st_example_result_copy_splits(r, cs, C.int32_t(level), (*C.int64_t)(unsafe.Pointer(&(*sp)[0])), C.size_t(k)); c != 0 {
-				return nil, nil, fail(c)
+			if k := int(sizes[4*s+2+level]); k > 0 {
+				*sp = blockSlice[int64](base, at[4*s+2+level], k)
 			}
 		}
 	}
 	return out, block, nil
 }
 
+// ExampleSharedCopies returns how many copy-outs of feature decodes were
+// shared among several threads in this process: for tests of the
+// copy-out that runs on the engine's threads.
+func ExampleSharedCopies() int64 { return int64(C.st_test_example_shared_copies()) }
+
 // exampleAlign is the alignment of each output in a block: a cache line.
 const exampleAlign = 64
 
-// blockSlice is the n elements of type T at ptr, a stretch of a block
-// (an empty slice for none: ptr may be the block's end).
-func blockSlice[T int64 | float32 | byte](ptr unsafe.Pointer, n int) []T {
+// blockSlice is the n elements of type T at byte offset at of the block
+// at base (an empty slice for none: at may be the block's end, which no
+// pointer is made to).
+func blockSlice[T int64 | float32 | byte](base unsafe.Pointer, at int64, n int) []T {
 	if n == 0 {
 		return []T{}
 	}
-	return unsafe.Slice((*T)(ptr), n)
+	return unsafe.Slice((*T)(unsafe.Add(base, at)), n)
 }
 
 // Len returns the number of values.

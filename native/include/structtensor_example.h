@@ -74,6 +74,27 @@ int64_t st_example_result_splits_length(const st_example_result* r, int64_t slot
 int32_t st_example_result_copy_splits(const st_example_result* r, int64_t slot, int32_t level, int64_t* dst,
                                       size_t dst_len);
 
+/* The sizes of every slot's outputs in one call: for slot s, sizes[4s]
+ * its values length, sizes[4s+1] its value bytes, sizes[4s+2] and
+ * sizes[4s+3] its row splits lengths at levels 0 and 1 (0: no such
+ * level). sizes holds sizes_len >= 4 * slots elements. */
+int32_t st_example_result_layout(const st_example_result* r, int64_t* sizes, size_t sizes_len);
+/* Copies every slot's outputs into block (block_bytes) in one call, on up
+ * to threads threads of the engine's pool (<= 0: as many as
+ * st_set_thread_limit allows): slot s's values at byte offset at[4s], its
+ * string offsets (string slots) at at[4s+1], its row splits at levels 0
+ * and 1 at at[4s+2] and at[4s+3]. An offset < 0 skips that output; every
+ * other must leave room for the output within the block (sizes as
+ * st_example_result_layout gives them), else nothing is copied and the
+ * call returns ST_ERR_ARGUMENT. The engine keeps no reference to block
+ * or at after the call. */
+int32_t st_example_result_copy_into(const st_example_result* r, void* block, size_t block_bytes, const int64_t* at,
+                                    size_t at_len, int32_t threads);
+
+/* For tests: how many copy-outs (st_example_result_copy_into) were
+ * shared among several threads in this process. */
+int64_t st_test_example_shared_copies(void);
+
 #ifdef __cplusplus
 }
 #endif
