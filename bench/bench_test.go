@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -424,5 +426,34 @@ func TestExampleDatasets(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMedianOfRounds checks how -rounds combines a decoder's rounds: the
+// median MB per CPU-second and the median MB per wall-second, each on
+// its own, and the highest peak RSS.
+func TestMedianOfRounds(t *testing.T) {
+	round := func(cpu, wall float64, rss int64) *measurement {
+		return &measurement{Bytes: 1e6, Iters: 10, CPUSec: cpu, WallSec: wall, PeakRSS: rss}
+	}
+	m := median([]*measurement{round(2, 1, 5), round(1, 4, 9), round(4, 2, 7)})
+	if got := m.mbPerCPUSec(); math.Abs(got-5) > 1e-9 { // rates 5, 10, 2.5
+		t.Errorf("median MB/cpu-s %v, want 5", got)
+	}
+	if got := m.wallMBPerSec(); math.Abs(got-5) > 1e-9 { // rates 10, 2.5, 5
+		t.Errorf("median MB/wall-s %v, want 5", got)
+	}
+	if m.PeakRSS != 9 {
+		t.Errorf("peak RSS %d, want the highest, 9", m.PeakRSS)
+	}
+	decs := []decoder{{name: "a"}, {name: "b"}, {name: "c"}}
+	var order []string
+	for round := range 4 {
+		for _, d := range roundOrder(decs, round) {
+			order = append(order, d.name)
+		}
+	}
+	if got, want := strings.Join(order, ""), "abcbcacababc"; got != want {
+		t.Errorf("rounds ran the decoders in the order %s, want %s", got, want)
 	}
 }

@@ -15,11 +15,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -35,6 +37,7 @@ type env struct {
 	s2tPython  string
 	minTime    time.Duration
 	minIters   int
+	rounds     int    // times each in-process decoder runs per dataset (-rounds)
 	cpuProfile string // -run-one only
 }
 
@@ -46,6 +49,7 @@ func main() {
 		seed         = flag.Uint64("seed", 1, "seed of the dataset generator")
 		minTime      = flag.Duration("min-time", time.Second, "process CPU time each decoder is timed for, at least")
 		minIters     = flag.Int("min-iters", 2, "timed decodes per decoder, at least")
+		rounds       = flag.Int("rounds", 1, "time each in-process decoder this many times per dataset, in rounds of every decoder (each round in another order), and report the median")
 		dir          = flag.String("dir", "", "directory for the dataset files (default: a temporary directory, removed at exit)")
 		descPath     = flag.String("descriptors", "", "FileDescriptorSet of the schemas (default: <module root>/"+descriptorSetPath+")")
 		s2tPython    = flag.String("s2t-python", "", "Python with struct2tensor (default: <module root>/.venv-s2t/bin/python)")
@@ -60,7 +64,7 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
-	e.minTime, e.minIters = *minTime, *minIters
+	e.minTime, e.minIters, e.rounds = *minTime, *minIters, max(*rounds, 1)
 	if *decodersFrom != "" {
 		if err := addDecodersFrom(*decodersFrom); err != nil {
 			fatal(err)
@@ -243,6 +247,47 @@ func (e *env) childArgs() []string {
 	}
 }
 
+// roundOrder is the order in which round runs the decoders: the first
+// as registered (ours-1t first, the reference the others are compared
+// with), each later one rotated by one more place, so that no decoder
+// always follows the same one (a decoder that leaves the machine warm or
+// busy would favour or slow the next).
+func roundOrder(decs []decoder, round int) []decoder {
+	if len(decs) == 0 {
+		return nil
+	}
+	k := round % len(decs)
+	return append(slices.Clone(decs[k:]), decs[:k]...)
+}
+
+// median combines the measurements of one decoder's rounds into one: the
+// median MB per CPU-second and, apart, the median MB per wall-second (as
+// CPU and wall seconds of the first round's work), the highest peak RSS.
+func median(ms []*measurement) *measurement {
+	if len(ms) == 1 {
+		return ms[0]
+	}
+	mid := func(rate func(*measurement) float64) float64 {
+		rs := make([]float64, len(ms))
+		for i, m := range ms {
+			rs[i] = rate(m)
+		}
+		slices.Sort(rs)
+		if n := len(rs); n%2 == 0 {
+			return (rs[n/2-1] + rs[n/2]) / 2
+		}
+		return rs[len(rs)/2]
+	}
+	c := *ms[0]
+	work := float64(c.Bytes) * float64(c.Iters) / 1e6
+	c.CPUSec = work / mid((*measurement).mbPerCPUSec)
+	c.WallSec = work / mid((*measurement).wallMBPerSec)
+	for _, m := range ms {
+		c.PeakRSS = max(c.PeakRSS, m.PeakRSS)
+	}
+	return &c
+}
+
 // result is one decoder's measurement on one dataset.
 type result struct {
 	dataset, decoder string
@@ -291,49 +336,75 @@ func runAll(e *env, dsNames, decNames []string, size int64, seed uint64, dir str
 		fmt.Fprintf(os.Stderr, "bench: dataset %s: %d records, %d bytes, %d leaf paths\n", name, ds.numRecords(), ds.bytes(), len(ds.paths))
 		var base *measurement
 		digests := map[string]string{}
-		for _, d := range decs {
-			if !d.runs(ds) {
-				continue
-			}
-			if d.unavailable != nil {
-				if why := d.unavailable(e); why != "" {
-					skipped[d.name] = why
+		var runs []decoder // the decoders that ran, in order
+		timed := map[string][]*measurement{}
+		for round := range e.rounds {
+			for _, d := range roundOrder(decs, round) {
+				if !d.runs(ds) || round > 0 && d.external != nil {
 					continue
 				}
-			}
-			var m *measurement
-			if d.prepare != nil {
-				cmd := exec.Command(self, append(e.childArgs(), "-run-one", name, d.name, file)...)
-				m, err = runChild(cmd)
-			} else {
-				m, err = d.external(e, ds, file)
-			}
-			if err != nil {
-				return fmt.Errorf("dataset %s, decoder %s: %w", name, d.name, err)
-			}
-			if m.Bytes != ds.bytes() {
-				return fmt.Errorf("dataset %s, decoder %s decoded %d bytes, the dataset has %d", name, d.name, m.Bytes, ds.bytes())
-			}
-			if m.Digest != "" {
-				digests[d.name] = m.Digest
-			}
-			if d.name == "ours-1t" {
-				base = m
-			} else if base != nil && d.external != nil {
-				same := sameLeaves
-				if d.someLeaves {
-					same = sameSomeLeaves
+				if d.unavailable != nil {
+					if why := d.unavailable(e); why != "" {
+						skipped[d.name] = why
+						continue
+					}
 				}
-				if err := same(base.Leaves, m.Leaves); err != nil {
-					return fmt.Errorf("dataset %s: %s and ours-1t decoded different values: %w", name, d.name, err)
+				var m *measurement
+				if d.prepare != nil {
+					cmd := exec.Command(self, append(e.childArgs(), "-run-one", name, d.name, file)...)
+					m, err = runChild(cmd)
+				} else {
+					m, err = d.external(e, ds, file)
 				}
+				if err != nil {
+					return fmt.Errorf("dataset %s, decoder %s: %w", name, d.name, err)
+				}
+				if m.Bytes != ds.bytes() {
+					return fmt.Errorf("dataset %s, decoder %s decoded %d bytes, the dataset has %d", name, d.name, m.Bytes, ds.bytes())
+				}
+				if m.Digest != "" {
+					if prev, ok := digests[d.name]; ok && prev != m.Digest {
+						return fmt.Errorf("dataset %s: decoder %s decoded different outputs in two rounds", name, d.name)
+					}
+					digests[d.name] = m.Digest
+				}
+				if d.name == "ours-1t" && base == nil {
+					base = m
+				} else if base != nil && d.external != nil {
+					same := sameLeaves
+					if d.someLeaves {
+						same = sameSomeLeaves
+					}
+					if err := same(base.Leaves, m.Leaves); err != nil {
+						return fmt.Errorf("dataset %s: %s and ours-1t decoded different values: %w", name, d.name, err)
+					}
+				}
+				if timed[d.name] == nil {
+					runs = append(runs, d)
+				}
+				timed[d.name] = append(timed[d.name], m)
 			}
+		}
+		medians := map[string]*measurement{}
+		for _, d := range runs {
+			medians[d.name] = median(timed[d.name])
+		}
+		for _, d := range runs {
+			m := medians[d.name]
 			ratio := "NA"
-			if base != nil {
-				ratio = fmt.Sprintf("%.3f", m.mbPerCPUSec()/base.mbPerCPUSec())
+			if b := medians["ours-1t"]; b != nil {
+				ratio = fmt.Sprintf("%.3f", m.mbPerCPUSec()/b.mbPerCPUSec())
 			}
-			fmt.Fprintf(w, "dataset=%s decoder=%s bytes=%d mb_per_cpu_s=%.1f wall_mb_per_s=%.1f peak_rss_mb=%.1f ratio_vs_ours=%s\n",
-				name, d.name, m.Bytes, m.mbPerCPUSec(), m.wallMBPerSec(), float64(m.PeakRSS)/1e6, ratio)
+			spread := ""
+			if ms := timed[d.name]; len(ms) > 1 {
+				lo, hi := math.Inf(1), 0.0
+				for _, x := range ms {
+					lo, hi = min(lo, x.mbPerCPUSec()), max(hi, x.mbPerCPUSec())
+				}
+				spread = fmt.Sprintf(" rounds=%d mb_per_cpu_s_range=%.1f-%.1f", len(ms), lo, hi)
+			}
+			fmt.Fprintf(w, "dataset=%s decoder=%s bytes=%d mb_per_cpu_s=%.1f wall_mb_per_s=%.1f peak_rss_mb=%.1f ratio_vs_ours=%s%s\n",
+				name, d.name, m.Bytes, m.mbPerCPUSec(), m.wallMBPerSec(), float64(m.PeakRSS)/1e6, ratio, spread)
 			results = append(results, result{name, d.name, m})
 		}
 		if err := sameDigests(name, digests); err != nil {
