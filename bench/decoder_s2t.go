@@ -16,9 +16,10 @@ import (
 // runs here (see python/requirements-struct2tensor.txt).
 func init() {
 	registerDecoder(decoder{
-		name:  "struct2tensor",
-		order: 40,
-		about: "struct2tensor 0.48.1 (Python, TF 2.17): create_expression_from_file_descriptor_set + project + calculate_prensors + get_ragged_tensors in a tf.function",
+		name:      "struct2tensor",
+		order:     40,
+		about:     "struct2tensor 0.48.1 (Python, TF 2.17): create_expression_from_file_descriptor_set + project + calculate_prensors + get_ragged_tensors in a tf.function",
+		timedOnce: true,
 		unavailable: func(e *env) string {
 			if _, err := os.Stat(e.s2tPython); err != nil {
 				return fmt.Sprintf("%s is absent (scripts/setup-python.sh builds .venv-s2t)", e.s2tPython)

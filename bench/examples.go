@@ -130,6 +130,7 @@ func init() {
 			about:      a.about,
 			runsOn:     exampleDatasets,
 			someLeaves: a.someLeaves,
+			timedOnce:  true,
 			unavailable: func(e *env) string {
 				if _, err := os.Stat(anchorPython(e, a.venv)); err != nil {
 					return fmt.Sprintf("%s is absent (scripts/setup-python.sh builds %s)", anchorPython(e, a.venv), a.venv)

@@ -340,7 +340,7 @@ func runAll(e *env, dsNames, decNames []string, size int64, seed uint64, dir str
 		timed := map[string][]*measurement{}
 		for round := range e.rounds {
 			for _, d := range roundOrder(decs, round) {
-				if !d.runs(ds) || round > 0 && d.external != nil {
+				if !d.runs(ds) || round > 0 && d.timedOnce {
 					continue
 				}
 				if d.unavailable != nil {

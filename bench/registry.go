@@ -51,6 +51,10 @@ type decoder struct {
 	// someLeaves marks an external decoder that digests only some leaves
 	// (those it decodes as ours does): only those are compared.
 	someLeaves bool
+	// timedOnce marks a decoder timed once per dataset even with -rounds:
+	// a Python program that takes seconds to start, and whose ratio to
+	// ours is far from any goal's edge.
+	timedOnce bool
 }
 
 // datasetKinds is a set of kinds of dataset.
