@@ -280,8 +280,9 @@
 // thread count. Every chunk's part of every output has its place known
 // before any is copied, so st_example_result_copy_into copies all of
 // them in one call, in stretches shared out among the same threads (a
-// serial copy-out was a quarter of a decode on two threads). Freed results hand their chunks back to the plan (up to
-// 64), so the next batch reuses their buffers' capacity.
+// serial copy-out was a quarter of a decode on two threads). Freed
+// results hand their chunks back to the plan (up to 64), so the next
+// batch reuses their buffers' capacity.
 //
 // # Output of a decode
 //
