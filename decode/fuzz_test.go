@@ -61,26 +61,35 @@ func fuzzSeeds(t testing.TB) [][]byte {
 		wire{}.raw(0xa3, 0x06, 0x08, 0x01, 0xa4, 0x06),
 	)
 	// Packed varint runs long enough for the vector decoders (over 72
-	// bytes before the record's end), of every length from 1 to 10 bytes:
-	// AllScalars' packed fields of every conversion and Flat's int64s.
-	run := packedVarintRun()
-	all := allScalarsRequired()
-	for n := protowire.Number(61); n <= 66; n++ {
-		all = all.bytes(n, run)
+	// bytes before the record's end), of every length from 1 to 10 bytes,
+	// and of 1 to 8 and 1 to 7 (the vector decoders' own steps, where no
+	// value is longer; with 7, the zeros fall on every lane of the AVX2
+	// decoder's four): AllScalars' packed fields of every conversion and
+	// Flat's int64s.
+	for _, longest := range []int{10, 8, 7} {
+		run := packedVarintRun(longest)
+		all := allScalarsRequired()
+		for n := protowire.Number(61); n <= 66; n++ {
+			all = all.bytes(n, run)
+		}
+		all = all.bytes(73, run).bytes(76, run)
+		seeds = append(seeds, all, wire{}.bytes(1, run).bytes(2, run), wire{}.bytes(1, run).bytes(2, run[:len(run)-1]).varint(3, 1))
 	}
-	all = all.bytes(73, run).bytes(76, run)
-	seeds = append(seeds, all, wire{}.bytes(1, run).bytes(2, run), wire{}.bytes(1, run).bytes(2, run[:len(run)-1]).varint(3, 1))
 	return seeds
 }
 
 // packedVarintRun returns a packed run of 120 varints whose lengths cycle
-// through 1 to 10 bytes, the 10-byte ones negative int64s.
-func packedVarintRun() []byte {
+// through 1 to longest bytes, the 1-byte ones zero (false), the 10-byte
+// ones negative int64s.
+func packedVarintRun(longest int) []byte {
 	var run []byte
 	for i := range 120 {
-		n := i%10 + 1
+		n := i%longest + 1
 		v := uint64(1)<<(7*(n-1)) + uint64(i)
-		if n == 10 {
+		switch n {
+		case 1:
+			v = 0
+		case 10:
 			v = ^uint64(i)
 		}
 		run = protowire.AppendVarint(run, v)

@@ -142,18 +142,22 @@
 // the values end: 32 bytes' terminators at a time (vpmovmskb), each byte
 // of that mask turned into the ends it holds by one table load and
 // stored, eight slots at a time whatever their count, the count (popcnt)
-// moving the next store on, with no branch on the data; the lengths,
-// eight at a time, become bit counts and tell whether a value is longer
-// than eight bytes. The second pass is one loop over the list whose
-// values are independent: two neighbours in the list give a value's
-// first byte and length, one 8-byte load its bytes, BMI2's bzhi and pext
-// (where pext is fast: Intel, AMD from Zen 3; shifts and masks elsewhere)
-// drop the continuation bits. Its only branches are the end of the chunk
-// and a chunk with a longer value, whose nine- and ten-byte values are
-// decoded in place. A record's fields write to as many columns, too many
-// streams for the hardware prefetcher: after each chunk the decoder
-// prefetches, for writing, the lines its field's next runs will most
-// likely fill. Without AVX2, one step takes a mask of the terminating
+// moving the next store on, with no branch on the data. The second pass
+// takes four values a step, with no branch on their lengths: eight bytes
+// from the start of each (read from the list one slot at a time: a wider
+// load spanning several of the first pass's stores would wait for them,
+// and for the output stores before them, to reach the cache), one per
+// 64-bit lane; each lane is cut after its first terminator, two
+// multiply-adds (pmaddubsw, pmaddwd) and a shift squeeze out the
+// continuation bits, the conversion follows in the lanes and the four
+// values leave in one store. A lane with no terminator in its eight bytes
+// marks the chunk, which is decoded again one value at a time, nine- and
+// ten-byte values in place; the last values of a chunk (fewer than four)
+// take BMI2's bzhi and pext (where pext is fast: Intel, AMD from Zen 3;
+// shifts and masks elsewhere). A record's fields write to as many
+// columns, too many streams for the hardware prefetcher: after each chunk
+// the decoder prefetches, for writing, the lines its field's next runs
+// will most likely fill. Without AVX2, one step takes a mask of the terminating
 // bytes of the next 64 (SSE2's byte mask, which every x86-64 CPU has),
 // and each value's start and end come from the mask alone (count
 // trailing zeros, clear the lowest bit), so a step's values are

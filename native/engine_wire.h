@@ -124,6 +124,19 @@ __attribute__((always_inline)) inline const uint8_t* read_varint_value(const uin
   return read_varint_lim(p, end, limit, out);
 }
 
+// The varint conversions, shared by single values and packed runs:
+// zigzag for sint32/sint64, 64-bit as is, 32-bit truncated (as protobuf
+// parses an int32 written as a 64-bit varint), bool as nonzero. Lambdas,
+// so that each is a type of its own and inlines into the templates.
+constexpr auto zigzag32 = [](uint64_t v) {
+  uint32_t u = uint32_t(v);
+  return int32_t((u >> 1) ^ (~(u & 1) + 1));
+};
+constexpr auto zigzag64 = [](uint64_t v) { return int64_t((v >> 1) ^ (~(v & 1) + 1)); };
+constexpr auto as_u64 = [](uint64_t v) { return v; };
+constexpr auto as_u32 = [](uint64_t v) { return uint32_t(v); };
+constexpr auto as_bool = [](uint64_t v) { return uint8_t(v != 0); };
+
 // stop_bits64 returns a bit per byte of the 64 at p, set where the byte
 // ends a varint (its top bit is clear), byte i at bit i.
 inline uint64_t stop_bits64(const uint8_t* p) {
@@ -271,25 +284,102 @@ struct EndsOfByte {
 };
 constexpr EndsOfByte kEndsOfByte;
 
+// low32 packs the low 32 bits of each 64-bit lane into the low 128 bits.
+ST_AVX2_TARGET __attribute__((always_inline)) inline __m128i low32(__m256i x) {
+  return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0)));
+}
+
+// store4 converts four decoded varints (64-bit lanes, at most 56 bits
+// used) as conv does and stores them at out: one store of 32, 16 or 4
+// bytes.
+template <class T, class Conv>
+ST_AVX2_TARGET __attribute__((always_inline)) inline void store4(T* out, __m256i x, Conv conv) {
+  using C = std::remove_const_t<Conv>;
+  if constexpr (std::is_same_v<C, std::remove_const_t<decltype(as_u64)>>) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), x);
+  } else if constexpr (std::is_same_v<C, std::remove_const_t<decltype(zigzag64)>>) {
+    __m256i neg = _mm256_sub_epi64(_mm256_setzero_si256(), _mm256_and_si256(x, _mm256_set1_epi64x(1)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_xor_si256(_mm256_srli_epi64(x, 1), neg));
+  } else if constexpr (std::is_same_v<C, std::remove_const_t<decltype(as_u32)>>) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), low32(x));
+  } else if constexpr (std::is_same_v<C, std::remove_const_t<decltype(zigzag32)>>) {
+    __m128i u = low32(x);
+    __m128i neg = _mm_sub_epi32(_mm_setzero_si128(), _mm_and_si128(u, _mm_set1_epi32(1)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_xor_si128(_mm_srli_epi32(u, 1), neg));
+  } else {
+    alignas(32) uint64_t v[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(v), x);
+    T t[4] = {conv(v[0]), conv(v[1]), conv(v[2]), conv(v[3])};
+    memcpy(out, t, sizeof(t));
+  }
+}
+
+// decode4 decodes the four varints that start at p + at[0..3] (eight
+// bytes readable from each) into four 64-bit lanes, and notes in
+// *unended a lane with no terminator in its eight bytes: a value longer
+// than eight bytes, whose lane holds garbage. Eight bytes from the start
+// of each value, one per lane; each lane cut after its first terminator
+// (the bits up to the lowest terminator's top bit: s ^ (s - 1)) and its
+// continuation bits dropped; two multiply-adds (pmaddubsw, pmaddwd) and a
+// shift close the gaps: 7 bits per byte -> 14 per 16 -> 28 per 32 -> 56
+// per 64.
+ST_AVX2_TARGET __attribute__((always_inline)) inline __m256i decode4(const uint8_t* p, const uint16_t* at, __m256i* unended) {
+  const __m256i top1 = _mm256_set1_epi8(int8_t(0x80));
+  const __m256i low7 = _mm256_set1_epi8(0x7f);
+  const __m256i one64 = _mm256_set1_epi64x(1);
+  const __m256i shift7 = _mm256_set1_epi16(int16_t(0x8001));  // bytes 1, 128: lo + 128 * hi
+  const __m256i shift14 = _mm256_set1_epi32(0x40000001);      // words 1, 16384
+  const __m256i high32 = _mm256_set1_epi64x(int64_t(0xffffffff00000000ull));
+  uint64_t w0, w1, w2, w3;
+  memcpy(&w0, p + at[0], 8);
+  memcpy(&w1, p + at[1], 8);
+  memcpy(&w2, p + at[2], 8);
+  memcpy(&w3, p + at[3], 8);
+  __m128i x01 = _mm_insert_epi64(_mm_cvtsi64_si128(int64_t(w0)), int64_t(w1), 1);
+  __m128i x23 = _mm_insert_epi64(_mm_cvtsi64_si128(int64_t(w2)), int64_t(w3), 1);
+  __m256i x = _mm256_inserti128_si256(_mm256_castsi128_si256(x01), x23, 1);
+  // Each lane's bytes up to its first terminator (top bit clear).
+  __m256i stop = _mm256_andnot_si256(x, top1);
+  *unended = _mm256_or_si256(*unended, _mm256_cmpeq_epi64(stop, _mm256_setzero_si256()));
+  x = _mm256_and_si256(_mm256_and_si256(x, low7), _mm256_xor_si256(stop, _mm256_sub_epi64(stop, one64)));
+  x = _mm256_maddubs_epi16(shift7, x);
+  x = _mm256_madd_epi16(x, shift14);
+  // lo + 2^28 * hi from lo + 2^32 * hi.
+  __m256i hi = _mm256_and_si256(x, high32);
+  x = _mm256_add_epi64(_mm256_sub_epi64(x, hi), _mm256_srli_epi64(hi, 4));
+  return x;
+}
+
 // varints_by_ends decodes the packed varints of [p, q) into out[*k...] as
 // varints_by_mask does (the same contract: values complete in the run,
 // reading no further than readable; it also decodes values of nine and
-// ten bytes), in chunks of up to 512 bytes and two passes over each. The decoder by mask walks a step's mask value after
-// value and leaves its loop at a different value in every step, a
-// mispredicted branch every twenty values or so. Here the first pass only
-// lists where the values end: 32 bytes' terminators at a time
-// (vpmovmskb), each byte of the mask turned into the ends it holds by one
-// table load (kEndsOfByte) and stored, eight slots at a time whatever
-// their count, the count (popcnt) moving the next store on: no branch on
-// the data. The second pass is one loop over the list, whose values are
-// independent: each one's first byte and length come from two neighbours
-// in the list, its bytes from one 8-byte load (Bits::value drops the
-// continuation bits). Its only branches are a value longer than eight
-// bytes (rare) and the end of the chunk, once per chunk rather than once
-// per 64 bytes. Between the passes the lengths are turned into bit counts
-// for bzhi, eight at a time, which also tells whether any value is longer
-// than eight bytes (those chunks take a loop that decodes nine- and
-// ten-byte values in place).
+// ten bytes), in chunks of up to 512 bytes and two passes over each. The
+// decoder by mask walks a step's mask value after value and leaves its
+// loop at a different value in every step, a mispredicted branch every
+// twenty values or so. Here the first pass only lists where the values
+// end: 32 bytes' terminators at a time (vpmovmskb), each byte of the mask
+// turned into the ends it holds by one table load (kEndsOfByte) and
+// stored, eight slots at a time whatever their count, the count (popcnt)
+// moving the next store on: no branch on the data. The second pass takes
+// four values a step (decode4, store4), with no branch on their lengths
+// and one store of the four. A step whose values are not all at most
+// eight bytes says so, and such a chunk (rare: negative int64s are ten
+// bytes) is decoded again one value at a time, those of nine and ten
+// bytes in place. The last values of a chunk (fewer than four) take a
+// load and Bits::value each.
+//
+// The second pass reads the list back one slot at a time, never in wider
+// loads: a load that spans several of the first pass's stores cannot
+// take its data from them in flight and waits until they and every
+// older store reach the cache, output stores included. Those wait for
+// their lines from memory (a record's fields write to as many columns,
+// too many streams for the hardware prefetcher), so each such load
+// stalled the decoder on the previous run's output. On flat records
+// (bench, ours-1t) the second pass in four-value steps and these loads
+// together took this decoder from 0.78 to 0.87 of the AVX-512 one's MB
+// per CPU-second; what is left is mostly the store width (the AVX-512
+// decoder's 64-byte stores, against 32 here: with two 32-byte stores
+// instead, it lost 7%).
 template <class Bits, class T, class Conv>
 ST_AVX2_TARGET __attribute__((always_inline)) inline const uint8_t* varints_by_ends(const uint8_t* p, const uint8_t* q,
                                                                                      const uint8_t* readable, T* out, size_t* k,
@@ -298,7 +388,7 @@ ST_AVX2_TARGET __attribute__((always_inline)) inline const uint8_t* varints_by_e
   // ends[0] is the start of the chunk's first value; ends[i + 1] the
   // offset after value i. Eight slack slots take the unconditional
   // stores of the last mask byte.
-  alignas(32) uint32_t ends[kChunk + 16], bits[kChunk + 8];
+  alignas(32) uint16_t ends[kChunk + 16];
   ends[0] = 0;
   size_t n = *k;
   // A pass reads whole 32-byte blocks and, from the start of each value,
@@ -308,8 +398,8 @@ ST_AVX2_TARGET __attribute__((always_inline)) inline const uint8_t* varints_by_e
     if (lim > kChunk) lim = kChunk;
     if (lim > size_t(readable - p) - 32) lim = size_t(readable - p) - 32;
     size_t m = 0;
-    __m256i base = _mm256_setzero_si256();
-    const __m256i eight = _mm256_set1_epi32(8);
+    __m128i base = _mm_setzero_si128();
+    const __m128i eight = _mm_set1_epi16(8);
     for (size_t at = 0; at < lim; at += 32) {
       __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + at));
       uint32_t stop = ~uint32_t(_mm256_movemask_epi8(v));
@@ -317,10 +407,10 @@ ST_AVX2_TARGET __attribute__((always_inline)) inline const uint8_t* varints_by_e
 #pragma GCC unroll 4
       for (int i = 0; i < 4; i++) {
         unsigned b = (stop >> (8 * i)) & 0xff;
-        __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(kEndsOfByte.at[b])));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(ends + 1 + m), _mm256_add_epi32(e, base));
+        __m128i e = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(kEndsOfByte.at[b])));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(ends + 1 + m), _mm_add_epi16(e, base));
         m += unsigned(_mm_popcnt_u32(b));
-        base = _mm256_add_epi32(base, eight);
+        base = _mm_add_epi16(base, eight);
       }
     }
     if (m == 0) break;
@@ -328,54 +418,46 @@ ST_AVX2_TARGET __attribute__((always_inline)) inline const uint8_t* varints_by_e
     // as many: the next runs of the same field (a record later, after the
     // other fields' runs) most likely write about as many values there
     // each. A record's fields write to as many columns, too many streams
-    // for the hardware prefetcher, and 8-byte stores that miss fill the
-    // store buffer while each line comes from memory: the lines must be
-    // there before. (Prefetches never fault: past the column's buffer
-    // they do nothing useful, and no harm.) On flat records this took the
+    // for the hardware prefetcher, and stores that miss fill the store
+    // buffer while each line comes from memory: the lines must be there
+    // before. (Prefetches never fault: past the column's buffer they do
+    // nothing useful, and no harm.) On flat records this took the
     // decoder from 1500 to 2000 MB per CPU-second in bench (ours-1t).
     T* o = out + n;
     const uintptr_t next = reinterpret_cast<uintptr_t>(o + m);
     for (size_t at = 0; at < 2 * m * sizeof(T); at += 64) __builtin_prefetch(reinterpret_cast<const void*>(next + at), 1);
-    // Each value's length in bits, for bzhi; and whether one is longer
-    // than eight bytes. The slots past m repeat ends[m]: length zero.
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(ends + 1 + m), _mm256_set1_epi32(int(ends[m])));
-    __m256i longer = _mm256_setzero_si256();
-    for (size_t i = 0; i < m; i += 8) {
-      __m256i len = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ends + 1 + i)),
-                                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ends + i)));
-      longer = _mm256_or_si256(longer, _mm256_cmpgt_epi32(len, eight));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(bits + i), _mm256_slli_epi32(len, 3));
+    __m256i unended = _mm256_setzero_si256();
+    size_t i = 0;
+    for (; i + 4 <= m; i += 4) store4(o + i, decode4(p, ends + i, &unended), conv);
+    bool longer = !_mm256_testz_si256(unended, unended);
+    for (; i < m && !longer; i++) {
+      // (A longer value's store is garbage, redone below; len & 15 keeps
+      // its shift count in range.)
+      const uint32_t len = ends[i + 1] - ends[i];
+      longer = len > 8;
+      uint64_t w;
+      memcpy(&w, p + ends[i], 8);
+      T t = conv(Bits::value(w, 8 * (len & 15)));
+      memcpy(o + i, &t, sizeof(T));
     }
-    const bool has_longer = !_mm256_testz_si256(longer, longer);
-    // The second pass uses no vector register: clear their upper halves
-    // before its stores, which may touch new pages. The page faults cost
-    // much more with the AVX state in use (on this machine's virtual CPU:
-    // with fresh output memory, the decoder lost 20% to them).
-    _mm256_zeroupper();
-    if (__builtin_expect(has_longer, 0)) {
+    if (__builtin_expect(longer, 0)) {
       // Values of nine or ten bytes (negative int64s are ten) decode
-      // here, one at a time, rather than end the chunk: its first pass
-      // would be redone for each. A longer one, or one overflowing 64
-      // bits, stops the decoder at its start, for the caller to report.
-      for (size_t i = 0; i < m; i++) {
+      // here, one at a time, the whole chunk again (over what the steps
+      // stored), rather than end the chunk: its first pass would be
+      // redone for each. A longer one, or one overflowing 64 bits, stops
+      // the decoder at its start, for the caller to report.
+      for (i = 0; i < m; i++) {
         uint64_t v;
-        if (bits[i] <= 64) {
+        const uint32_t len = ends[i + 1] - ends[i];
+        if (len <= 8) {
           uint64_t w;
           memcpy(&w, p + ends[i], 8);
-          v = Bits::value(w, bits[i]);
+          v = Bits::value(w, 8 * len);
         } else if (!read_varint_unrolled(p + ends[i], &v)) {
           *k = n + i;
           return p + ends[i];
         }
         T t = conv(v);
-        memcpy(o + i, &t, sizeof(T));
-      }
-    } else {
-#pragma GCC unroll 4
-      for (size_t i = 0; i < m; i++) {
-        uint64_t w;
-        memcpy(&w, p + ends[i], 8);
-        T t = conv(Bits::value(w, bits[i]));
         memcpy(o + i, &t, sizeof(T));
       }
     }
@@ -676,19 +758,6 @@ struct VecZigzag64 { using T = int64_t; };
 struct VecZigzag32 { using T = int32_t; };
 struct VecBool { using T = uint8_t; };
 #endif
-
-// The varint conversions, shared by single values and packed runs:
-// zigzag for sint32/sint64, 64-bit as is, 32-bit truncated (as protobuf
-// parses an int32 written as a 64-bit varint), bool as nonzero. Lambdas,
-// so that each is a type of its own and inlines into the templates.
-constexpr auto zigzag32 = [](uint64_t v) {
-  uint32_t u = uint32_t(v);
-  return int32_t((u >> 1) ^ (~(u & 1) + 1));
-};
-constexpr auto zigzag64 = [](uint64_t v) { return int64_t((v >> 1) ^ (~(v & 1) + 1)); };
-constexpr auto as_u64 = [](uint64_t v) { return v; };
-constexpr auto as_u32 = [](uint64_t v) { return uint32_t(v); };
-constexpr auto as_bool = [](uint64_t v) { return uint8_t(v != 0); };
 
 // varints_by_tier runs the packed decoder of a tier below AVX-512 on
 // [p, q) (see varints_by_mask for the contract; readable - p >= 72).
