@@ -167,9 +167,10 @@
 // values or so, which the AVX2 decoder does not. Values longer than eight
 // bytes (ten for the AVX2 decoder), and the last bytes of a record, go to
 // a loop that takes eight bytes at a time, two values per word. On flat
-// records, bench's ours-1t on this AMD EPYC (Zen 4, load 3.6-3.9, one
-// run, three rounds): AVX-512 2407-2521 MB per CPU-second, AVX2 1782-1970,
-// the 64-byte masks with pext 1557-1612.
+// records, bench's ours-1t on this AMD EPYC (Zen 4, load 3.2-4.5, two
+// runs of three rounds): AVX-512 2333-2690 MB per CPU-second, AVX2
+// 2227-2614 (0.83-1.12 of AVX-512 in the same round); earlier, the
+// 64-byte masks with pext did 0.65 of AVX-512.
 //
 // STRUCTTENSOR_NATIVE_PORTABLE names the decoder tiers below the CPU's
 // best, so that tests and benchmarks reach the code of other CPUs: "1"
