@@ -199,6 +199,24 @@ func (p *ExamplePlan) copyResult(r *C.st_example_result, dtypes []uint8, threads
 // copy-out that runs on the engine's threads.
 func ExampleSharedCopies() int64 { return int64(C.st_test_example_shared_copies()) }
 
+// copyInto decodes the records of data at offsets on one thread and
+// copies the result with st_example_result_copy_into into block at the
+// byte offsets at, returning the engine's code: for the tests of the
+// copy's checks of its arguments, which copyResult always gets right.
+func (p *ExamplePlan) copyInto(data []byte, offsets []int64, block []byte, at []int64) (int, error) {
+	var cerr C.st_error
+	opts := C.st_options{threads: 1}
+	r := C.st_example_decode_contiguous(p.p, (*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(data))), C.size_t(len(data)),
+		(*C.int64_t)(unsafe.Pointer(&offsets[0])), C.int64_t(len(offsets)-1), &opts, &cerr)
+	if r == nil {
+		return 0, toError(&cerr)
+	}
+	defer C.st_example_result_free(r)
+	defer runtime.KeepAlive(p)
+	return int(C.st_example_result_copy_into(r, unsafe.Pointer(unsafe.SliceData(block)), C.size_t(len(block)),
+		(*C.int64_t)(unsafe.Pointer(unsafe.SliceData(at))), C.size_t(len(at)), 1)), nil
+}
+
 // exampleAlign is the alignment of each output in a block: a cache line.
 const exampleAlign = 64
 
