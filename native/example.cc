@@ -1504,9 +1504,10 @@ struct CopyPiece {
   int64_t base;  // 0: copied as it is
 };
 
-// output_pieces appends to pieces the parts of slot's output kind, laid
-// out from dst on.
-void output_pieces(const st_example_result* r, int64_t slot, int kind, uint8_t* dst, std::vector<CopyPiece>* pieces) {
+// output_pieces calls piece(CopyPiece) for each part of slot's output
+// kind, laid out from dst on.
+template <class Piece>
+void output_pieces(const st_example_result* r, int64_t slot, int kind, uint8_t* dst, const Piece& piece) {
   const int32_t dtype = r->plan->slots[size_t(slot)].dtype;
   int64_t base = 0;
   for (size_t k = 0; k < r->chunks.size(); k++) {
@@ -1519,14 +1520,14 @@ void output_pieces(const st_example_result* r, int64_t slot, int kind, uint8_t* 
         case ST_FLOAT32: src = o.f32.data(); n = o.f32.size() * 4; break;
         default: src = o.bytes.data(); n = o.bytes.size();
       }
-      if (n) pieces->push_back({static_cast<const uint8_t*>(src), dst, n, 0});
+      if (n) piece(CopyPiece{static_cast<const uint8_t*>(src), dst, n, 0});
       dst += n;
       continue;
     }
     const Buf<int64_t>& cum = kind == kOutOffsets ? o.offs : kind == kOutSplits0 ? o.splits0 : o.splits1;
     const size_t skip = k == 0 ? 0 : 1;  // a later chunk's leading 0
     const size_t n = (cum.size() - skip) * 8;
-    if (n) pieces->push_back({reinterpret_cast<const uint8_t*>(cum.data() + skip), dst, n, base});
+    if (n) piece(CopyPiece{reinterpret_cast<const uint8_t*>(cum.data() + skip), dst, n, base});
     dst += n;
     base += cum.back();
   }
@@ -1547,11 +1548,10 @@ void copy_piece(const CopyPiece& pc) {
   }
 }
 
-// copy_serially copies slot's output kind to dst on the calling thread.
+// copy_serially copies slot's output kind to dst on the calling thread
+// (allocating nothing: the per-output copy functions cannot fail).
 void copy_serially(const st_example_result* r, int64_t slot, int kind, uint8_t* dst) {
-  std::vector<CopyPiece> pieces;
-  output_pieces(r, slot, kind, dst, &pieces);
-  for (const CopyPiece& pc : pieces) copy_piece(pc);
+  output_pieces(r, slot, kind, dst, copy_piece);
 }
 
 // shared_copies counts the copy-outs shared among threads
@@ -1734,7 +1734,7 @@ int32_t st_example_result_copy_into(const st_example_result* r, void* block, siz
         if (bytes > 0 && (!base || uint64_t(off) > block_bytes || uint64_t(bytes) > block_bytes - uint64_t(off))) {
           return ST_ERR_ARGUMENT;
         }
-        if (bytes > 0) output_pieces(r, slot, kind, base + off, &pieces);
+        if (bytes > 0) output_pieces(r, slot, kind, base + off, [&](const CopyPiece& pc) { pieces.push_back(pc); });
       }
     }
     copy_pieces(pieces, threads);
