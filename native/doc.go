@@ -103,7 +103,19 @@
 // the same value later. It closes each output's stretches up
 // afterwards, the outputs shared out among the threads (a memmove per
 // output and thread, string offsets and row splits shifted as they
-// move, or only shifted in place where they meet). A share that its chunk outgrows moves to engine memory and is
+// move, or only shifted in place where they meet). Wide records' output
+// is mostly those record splits (18-24 bytes an input byte on 200
+// sparse fields), and shifting a later chunk's was a pass over half the
+// output after the decode. So the thread done with a chunk hands the
+// totals over to the next chunk's thread, which takes them between two
+// records and writes the rest of its record splits final; the first
+// thread shifts those written before, in place, while the other decodes
+// on. Shifting costs the same wherever it runs; what the hand-over saves
+// is the part written after it, so the first chunk of such records gets
+// fewer bytes (as much less as shifting takes: a quarter on wide
+// records), its thread finishing early enough to shift and the other's
+// last fifth written final. Measured on 32 MB batches of wide repeated
+// records on two threads, 4-6% more MB a wall-second, wide sparse 1-2%. A share that its chunk outgrows moves to engine memory and is
 // copied back in once the stretches after it have moved, whenever the
 // output as a whole fits its buffer: one thread's bad guess costs that
 // share's copies, not the batch's lent buffers. A guess that is too small

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
@@ -113,6 +114,11 @@ std::atomic<int64_t> closeup_moved_values{0};
 // moved within lent buffers, rebased or not (st_test_closeup_moved_splits).
 std::atomic<int64_t> closeup_moved_splits{0};
 
+// closeup_rebased_splits counts the bytes of the records' own row splits
+// (placed by record: Decoder::record_parts) that close-ups rebased, moved
+// or in place (st_test_closeup_rebased_splits).
+std::atomic<int64_t> closeup_rebased_splits{0};
+
 // Piece is one chunk's part of one output: the Buf, and whether its
 // elements are cumulative int64s (string offsets, row splits), whose
 // leading 0 a later chunk drops and whose values it rebases.
@@ -126,14 +132,15 @@ struct Piece {
 
 // move_piece writes piece at dst (inside the lent buffer at `to`),
 // rebasing cumulative elements, and counts the bytes moved within the
-// lent buffer in moved (if not null). Overlapping moves go in the right
-// direction: memmove for raw bytes, and for rebased int64s backwards
-// when moving up.
-void move_piece(const Piece& pc, uint8_t* to, bool cumulative, std::atomic<int64_t>* moved) {
+// lent buffer in moved and those rebased in rebased (each if not null).
+// Overlapping moves go in the right direction: memmove for raw bytes,
+// and for rebased int64s backwards when moving up.
+void move_piece(const Piece& pc, uint8_t* to, bool cumulative, std::atomic<int64_t>* moved, std::atomic<int64_t>* rebased) {
   const uint8_t* from = pc.buf->p + pc.src;
   uint8_t* dst = to + pc.dst;
   if (pc.bytes == 0 || (from == dst && pc.base == 0)) return;
   if (moved && from != dst && pc.buf->external) moved->fetch_add(int64_t(pc.bytes), std::memory_order_relaxed);
+  if (rebased && cumulative && pc.base != 0) rebased->fetch_add(int64_t(pc.bytes), std::memory_order_relaxed);
   if (!cumulative || pc.base == 0) {
     memmove(dst, from, pc.bytes);
     return;
@@ -170,7 +177,8 @@ void move_piece(const Piece& pc, uint8_t* to, bool cumulative, std::atomic<int64
 struct Assembly {
   std::vector<Piece> pcs;
   bool cumulative = false;
-  std::atomic<int64_t>* moved = nullptr;  // counts the bytes moved (move_piece)
+  std::atomic<int64_t>* moved = nullptr;    // counts the bytes moved (move_piece)
+  std::atomic<int64_t>* rebased = nullptr;  // counts the bytes rebased (move_piece)
   uint8_t* lent = nullptr;
   size_t lent_bytes = 0;
   size_t total = 0;
@@ -179,7 +187,12 @@ struct Assembly {
   // tells whether they fit the lent buffer lent of lent_bytes (nullptr:
   // nothing lent, they do not). ends[k] is the last split of bufs[k] when
   // it leaves it out (Buf::end_elsewhere; ends may be null when none does).
-  bool plan(Buf* const* bufs, size_t nbufs, bool cum, uint8_t* to, size_t to_bytes, const int64_t* ends = nullptr) {
+  // based[k] is what bufs[k]'s splits count from (Decoder::split_base;
+  // based may be null when all count from 0): a piece is rebased by what
+  // the pieces before it hold less that, so a piece that took the
+  // hand-over (Handovers) is not rebased at all.
+  bool plan(Buf* const* bufs, size_t nbufs, bool cum, uint8_t* to, size_t to_bytes, const int64_t* ends = nullptr,
+            const int64_t* based = nullptr) {
     cumulative = cum;
     lent = to;
     lent_bytes = to_bytes;
@@ -195,12 +208,13 @@ struct Assembly {
       pc.src = cumulative && k > 0 && !bufs[k - 1]->end_elsewhere ? 8 : 0;
       pc.bytes = pc.buf->len - std::min(pc.buf->len, pc.src);
       pc.dst = total;
-      pc.base = base;
+      const int64_t from = based ? based[k] : 0;
+      pc.base = base - from;
       total += pc.bytes;
       if (cumulative && pc.buf->end_elsewhere) {
-        base += ends[k];
+        base += ends[k] - from;
       } else if (cumulative && pc.buf->len >= 8) {
-        base += pc.buf->last_i64();
+        base += pc.buf->last_i64() - from;
       }
     }
     return total <= lent_bytes;
@@ -210,11 +224,18 @@ struct Assembly {
   // bufs that left it out (Buf::end_elsewhere), for an output that is
   // not closed up: its pieces are then read each with its own leading 0
   // and last split (st_result_copy_partition).
-  static void restore_ends(Buf* const* bufs, const int64_t* ends, size_t nbufs) {
+  // Splits that count from based[k] (not 0) are made to count from 0.
+  static void restore_ends(Buf* const* bufs, const int64_t* ends, const int64_t* based, size_t nbufs) {
     for (size_t k = 0; k < nbufs; k++) {
-      if (!bufs[k]->end_elsewhere) continue;
-      bufs[k]->end_elsewhere = false;
-      bufs[k]->push<int64_t>(ends[k]);
+      if (bufs[k]->end_elsewhere) {
+        bufs[k]->end_elsewhere = false;
+        bufs[k]->push<int64_t>(ends[k]);
+      }
+      if (based[k] == 0) continue;
+      for (size_t i = 0; i < bufs[k]->len / 8; i++) {
+        const int64_t v = bufs[k]->i64(i) - based[k];
+        memcpy(bufs[k]->p + i * 8, &v, 8);
+      }
     }
   }
 
@@ -229,13 +250,13 @@ struct Assembly {
   void apply() {
     auto moves_up = [&](const Piece& pc) { return pc.buf->external && pc.buf->p + pc.src < lent + pc.dst; };
     for (size_t k = pcs.size(); k-- > 0;) {
-      if (moves_up(pcs[k])) move_piece(pcs[k], lent, cumulative, moved);
+      if (moves_up(pcs[k])) move_piece(pcs[k], lent, cumulative, moved, rebased);
     }
     for (auto& pc : pcs) {
-      if (pc.buf->external && !moves_up(pc)) move_piece(pc, lent, cumulative, moved);
+      if (pc.buf->external && !moves_up(pc)) move_piece(pc, lent, cumulative, moved, rebased);
     }
     for (auto& pc : pcs) {
-      if (!pc.buf->external) move_piece(pc, lent, cumulative, moved);
+      if (!pc.buf->external) move_piece(pc, lent, cumulative, moved, rebased);
     }
     for (auto& pc : pcs) pc.buf->end_elsewhere = false;
     pcs[0].buf->attach(lent, lent_bytes);
@@ -259,7 +280,7 @@ void assemble(st_result& res, const st_output& out, int threads) {
   auto work = [&] {
     try {
       std::vector<Buf*> bufs(nchunks);
-      std::vector<int64_t> ends(nchunks);
+      std::vector<int64_t> ends(nchunks), based(nchunks);
       Assembly vals, offs;
       Assembly splits;
       vals.moved = &closeup_moved_values;
@@ -273,13 +294,17 @@ void assemble(st_result& res, const st_output& out, int threads) {
             Decoder& d = *res.chunks[k];
             bufs[k] = &d.parts[p];
             ends[k] = bufs[k]->end_elsewhere ? d.end_splits[p] : 0;
+            based[k] = d.split_base[p];
           }
           int64_t* to = out.partition_splits ? out.partition_splits[p] : nullptr;
-          if (splits.plan(bufs.data(), nchunks, true, reinterpret_cast<uint8_t*>(to), to ? out.partition_len[p] * 8 : 0, ends.data())) {
+          // The first chunk leaves its last split out when placed by record.
+          splits.rebased = bufs[0]->end_elsewhere ? &closeup_rebased_splits : nullptr;
+          if (splits.plan(bufs.data(), nchunks, true, reinterpret_cast<uint8_t*>(to), to ? out.partition_len[p] * 8 : 0, ends.data(),
+                          based.data())) {
             splits.apply();
             whole++;
           } else {
-            Assembly::restore_ends(bufs.data(), ends.data(), nchunks);
+            Assembly::restore_ends(bufs.data(), ends.data(), based.data(), nchunks);
           }
           continue;
         }
@@ -392,6 +417,123 @@ int32_t lend_sizes_logged(const st_plan* plan, int64_t n, int64_t in_bytes, cons
   return lend;
 }
 
+// ---------------------------------------------------------------------
+// Handing over the records' own row splits.
+//
+// In a decode into lent buffers on several threads, a chunk after the
+// first writes the splits of the records' own list fields (placed by
+// record, one a record: Decoder::record_parts) counting from 0, and the
+// close-up rebases them by what the chunks before hold: on wide records
+// a memory-speed pass over half the output, after the decode. Instead,
+// the thread that finishes the first chunk hands the totals over to the
+// second while it runs (Decoder::ask_handover): the second writes the
+// rest of its splits based, and the first rebases those it had written
+// before, in place, while the second decodes on. The first chunk is
+// given fewer bytes (handover_rebase_share) so that its thread has the
+// time. Whatever the timing (asked at a record, after the last one, or
+// too late), the output is the same: a chunk that did not take the
+// hand-over is rebased by the close-up, as before.
+
+// handover_mode and handover_share are st_test_handover's switches: mode
+// -1 never hands over, 0 as the batch's sizes say, 1 with the share
+// handover_share, and 2 too, the asker waiting (up to a few seconds) for
+// the next chunk to be claimed and 64 records in before it asks (so
+// that tests make it happen in the middle of a chunk).
+std::atomic<int32_t> handover_mode{0};
+std::atomic<double> handover_share{0};
+
+// handovers_taken counts the hand-overs taken, and handover_rebased_splits
+// the bytes of splits the askers rebased (st_test_handovers).
+std::atomic<int64_t> handovers_taken{0};
+std::atomic<int64_t> handover_rebased_splits{0};
+
+// kRebasePerSplitByte is the time rebasing a byte of the records' own
+// splits in place takes, as a share of the time decoding one input byte
+// of the records that have them, measured on wide sparse and wide
+// repeated records (AMD EPYC Zen 4): 18-24 bytes of such splits an input
+// byte, and rebasing them a quarter of the decode.
+constexpr double kRebasePerSplitByte = 0.0125;
+
+// handover_rebase_share is how much longer than the first chunk's decode
+// a later chunk's takes: the first chunk's thread, done, spends that
+// share rebasing the second's splits (the time it took, times
+// kRebasePerSplitByte times the split bytes an input byte gave in the
+// plan's last batch, last). Under 2% it is not worth skewing the chunks
+// for (flat and nested records: under 2 bytes of such splits a byte).
+double handover_rebase_share(const st_plan* plan, const BatchSizes& last) {
+  const int32_t mode = handover_mode.load(std::memory_order_relaxed);
+  if (mode < 0) return 0;
+  if (mode > 0) return handover_share.load(std::memory_order_relaxed);
+  if (last.in_bytes <= 0 || last.part_len.empty()) return 0;
+  double split_bytes = 0;
+  for (const NodePlan::ListSlot& ls : plan->nodes[0].list_slots) split_bytes += 8.0 * double(last.part_len[size_t(ls.partition)]);
+  const double share = kRebasePerSplitByte * split_bytes / double(last.in_bytes);
+  return share < 0.02 ? 0 : std::min(share, 1.0);
+}
+
+// Handovers keeps, for the chunks of one batch, which have been decoded
+// and the records' own last splits (counting from the batch's start) of
+// the leading run of decoded ones, and asks the chunk after that run to
+// take the hand-over.
+class Handovers {
+ public:
+  Handovers(const std::vector<std::unique_ptr<Decoder>>& chunks, size_t nparts)
+      : chunks_(chunks), nparts_(nparts), done_(chunks.size(), 0), ends_(chunks.size() * nparts, 0) {}
+
+  // decoded is called by the thread that decoded chunk k without error.
+  // When that makes chunks 0..j-1 decoded, it asks chunk j, if a thread
+  // has claimed it (claimed(j)), to take the hand-over, waits for the
+  // answer (given_up(j): chunk j will never run), and rebases the splits
+  // chunk j wrote before it took it.
+  template <class Claimed, class GivenUp>
+  void decoded(size_t k, const Claimed& claimed, const GivenUp& given_up) {
+    size_t j;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_[k] = 1;
+      if (k != settled_) return;
+      while (settled_ < done_.size() && done_[settled_]) settle(settled_++);
+      j = settled_;
+    }
+    if (j >= chunks_.size()) return;
+    Decoder& d = *chunks_[j];
+    if (handover_mode.load(std::memory_order_relaxed) == 2) {
+      for (int waits = 0; waits < 5000 && !(claimed(j) && d.walked.load(std::memory_order_relaxed) > 0) && !given_up(j) &&
+                              d.handover.load(std::memory_order_relaxed) == Decoder::kHandoverOpen;
+           waits++) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    if (!claimed(j)) return;
+    if (!d.ask_handover(&ends_[(j - 1) * nparts_])) return;
+    if (!d.handover_answer([&] { return given_up(j); })) return;
+    handovers_taken.fetch_add(1, std::memory_order_relaxed);
+    handover_rebased_splits.fetch_add(d.rebase_handed_over(), std::memory_order_relaxed);
+  }
+
+ private:
+  // settle works out chunk j's last splits counting from the batch's
+  // start: its own (Decoder::end_splits), based already when it took the
+  // hand-over, or else plus the chunk before's. Called under mu_, with
+  // chunks 0..j decoded.
+  void settle(size_t j) {
+    if (j + 1 >= chunks_.size()) return;  // the last: no chunk after it
+    const Decoder& d = *chunks_[j];
+    const bool based = d.handover.load(std::memory_order_acquire) == Decoder::kHandoverTaken;
+    for (int32_t p : d.record_parts) {
+      const int64_t before = j == 0 || based ? 0 : ends_[(j - 1) * nparts_ + size_t(p)];
+      ends_[j * nparts_ + size_t(p)] = d.end_splits[size_t(p)] + before;
+    }
+  }
+
+  const std::vector<std::unique_ptr<Decoder>>& chunks_;
+  const size_t nparts_;
+  std::mutex mu_;
+  std::vector<uint8_t> done_;   // per chunk (guarded by mu_)
+  std::vector<int64_t> ends_;   // per chunk and partition (guarded by mu_ until asked)
+  size_t settled_ = 0;          // chunks 0..settled_-1 are decoded and settled
+};
+
 template <class Get>
 st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_prefix, const st_options* opts,
                         const st_output* out, st_error* err, const Get& get) {
@@ -413,23 +555,28 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     // share of the buffers (by bytes), closed up afterwards (assemble).
     int64_t nchunks = out ? lend_chunks(threads, n)
                           : std::max<int64_t>(1, std::min<int64_t>(n, (total + kChunkBytes - 1) / kChunkBytes));
+    std::shared_ptr<const BatchSizes> last;
+    if (out && nchunks > 1) {
+      std::lock_guard<std::mutex> lock(plan->sizes_mu);
+      last = plan->last_sizes;
+    }
+    // A later chunk's records' own splits are handed over (Handovers):
+    // the first chunk gets fewer bytes, its thread rebasing the second's
+    // splits written so far once it is done.
+    const double rebase_share = last ? handover_rebase_share(plan, *last) : 0;
+    const double later = 1 + rebase_share;
     std::vector<int64_t> bounds(static_cast<size_t>(nchunks + 1));
     bounds[0] = 0;
     for (int64_t k = 1; k < nchunks; k++) {
-      int64_t target = total / nchunks * k;
+      int64_t target = rebase_share > 0 ? int64_t(double(total) * (1 + double(k - 1) * later) / (1 + double(nchunks - 1) * later))
+                                        : total / nchunks * k;
       bounds[size_t(k)] = std::max(bounds[size_t(k - 1)], int64_t(std::lower_bound(sizes_prefix, sizes_prefix + n + 1, target) - sizes_prefix));
     }
     bounds[size_t(nchunks)] = n;
+    std::unique_ptr<Handovers> handovers;
     if (out) {
       std::vector<int64_t> per_record;
-      if (nchunks > 1) {
-        std::shared_ptr<const BatchSizes> last;
-        {
-          std::lock_guard<std::mutex> lock(plan->sizes_mu);
-          last = plan->last_sizes;
-        }
-        if (last) exact_per_record(plan->col_dtype, *last, n, *out, &per_record);
-      }
+      if (last) exact_per_record(plan->col_dtype, *last, n, *out, &per_record);
       auto frac = [&](int64_t k) {
         return total > 0 ? double(sizes_prefix[bounds[size_t(k)]]) / double(total) : double(bounds[size_t(k)]) / double(n);
       };
@@ -441,6 +588,9 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
                                         per_record.empty() ? nullptr : per_record.data(), bounds[size_t(k)],
                                         bounds[size_t(k + 1)], n, records_exact);
         res->chunks.back()->cancel = cancel;
+      }
+      if (nchunks > 1 && !res->chunks[0]->record_parts.empty() && handover_mode.load(std::memory_order_relaxed) >= 0) {
+        handovers.reset(new Handovers(res->chunks, size_t(plan->nparts)));
       }
     } else {
       for (int64_t k = 0; k < nchunks; k++) {
@@ -465,6 +615,9 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
             int64_t cur = stop.load();
             while (k < cur && !stop.compare_exchange_weak(cur, k)) {
             }
+          } else if (handovers) {
+            handovers->decoded(size_t(k), [&](size_t j) { return next.load() > int64_t(j); },
+                               [&](size_t j) { return int64_t(j) > stop.load(); });
           }
         }
       } catch (...) {
@@ -733,6 +886,18 @@ int64_t st_test_lent_outgrown(void) { return lent_outgrown.load(std::memory_orde
 int64_t st_test_closeup_moved_values(void) { return closeup_moved_values.load(std::memory_order_relaxed); }
 
 int64_t st_test_closeup_moved_splits(void) { return closeup_moved_splits.load(std::memory_order_relaxed); }
+
+int64_t st_test_closeup_rebased_splits(void) { return closeup_rebased_splits.load(std::memory_order_relaxed); }
+
+void st_test_handover(int32_t mode, double share) {
+  handover_mode.store(mode, std::memory_order_relaxed);
+  handover_share.store(share, std::memory_order_relaxed);
+}
+
+int64_t st_test_handovers(int64_t* rebased_bytes) {
+  if (rebased_bytes) *rebased_bytes = handover_rebased_splits.load(std::memory_order_relaxed);
+  return handovers_taken.load(std::memory_order_relaxed);
+}
 
 void st_result_free(st_result* r) { delete r; }
 

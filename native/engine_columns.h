@@ -176,7 +176,7 @@ struct Column {
   }
   // drop_last removes the last value (to overwrite a singular field).
   void drop_last() { truncate(count() - 1); }
-  void push_string(const uint8_t* s, size_t len, const uint8_t* readable) {
+  __attribute__((always_inline)) void push_string(const uint8_t* s, size_t len, const uint8_t* readable) {
     vals.append_short(s, len, readable);
     offs.push<int64_t>(int64_t(vals.len));
     n++;

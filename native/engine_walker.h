@@ -22,6 +22,34 @@ struct Decoder {
   // end_splits holds, per partition, the last split of a buffer that
   // leaves it out (Buf::end_elsewhere); empty when none does.
   std::vector<int64_t> end_splits;
+  // split_base holds, per partition, what the row splits this decoder
+  // writes count from: 0, or, once the decoder has taken the hand-over
+  // (take_handover), for the records' own list fields placed by record
+  // (record_parts) the elements the chunks before it hold, so that the
+  // rest of its splits are written final and the close-up need not
+  // rebase them. Values read back subtract it: the walk itself counts
+  // from 0 either way. Apart from the Bufs, which stay 32 bytes.
+  std::vector<int64_t> split_base;
+  // record_parts lists the partitions placed by record (attach_part).
+  std::vector<int32_t> record_parts;
+  // The hand-over of a chunk after the first of a decode into lent
+  // buffers: the thread that finished the chunk before it, its splits
+  // final, asks (ask_handover) with the bases; this decoder takes it
+  // between two records (take_handover): from then on it writes its
+  // records' own splits based, and the asker rebases in place those
+  // written before (rebase_handed_over) while this one decodes on. The
+  // records' own splits are placed exactly (one a record), so they never
+  // move to engine memory under the asker. handover_base is the asker's,
+  // written before kHandoverAsked; handover_fill (per record part, the
+  // splits still counting from 0) this decoder's, before kHandoverTaken.
+  enum : int32_t { kHandoverOpen = 0, kHandoverAsked = 1, kHandoverTaken = 2, kHandoverClosed = 3 };
+  std::atomic<int32_t> handover{kHandoverOpen};
+  std::vector<int64_t> handover_base;
+  std::vector<size_t> handover_fill;
+  // walked is about how many records a decoder that may take the
+  // hand-over has walked (updated every 64): for tests that make the
+  // hand-over happen in the middle of a chunk.
+  std::atomic<int64_t> walked{0};
   std::vector<int64_t> counts;
   // For each oneof, the element (of its node) and the member last set: a
   // oneof needs clearing only when another member was set in the same
@@ -44,7 +72,8 @@ struct Decoder {
   const uint8_t* rec_start = nullptr;
   const uint8_t* rec_end = nullptr;  // reads may look ahead up to here
 
-  explicit Decoder(const st_plan* pl) : plan(pl), cols(pl->col_dtype.size()), parts(size_t(pl->nparts)), counts(pl->nodes.size()) {
+  explicit Decoder(const st_plan* pl)
+      : plan(pl), cols(pl->col_dtype.size()), parts(size_t(pl->nparts)), split_base(size_t(pl->nparts)), counts(pl->nodes.size()) {
     for (size_t i = 0; i < cols.size(); i++) {
       cols[i].dtype = pl->col_dtype[i];
       cols[i].shift = shift_of(cols[i].dtype);
@@ -66,6 +95,10 @@ struct Decoder {
       p.push<int64_t>(0);
     }
     std::fill(counts.begin(), counts.end(), 0);
+    std::fill(split_base.begin(), split_base.end(), 0);
+    record_parts.clear();
+    handover.store(kHandoverOpen, std::memory_order_relaxed);
+    walked.store(0, std::memory_order_relaxed);
     oneof_marks.assign(size_t(plan->noneofs), OneofMark{-1, 0});
     code = ST_OK;
     err_record = err_offset = -1;
@@ -145,6 +178,9 @@ struct Decoder {
       parts[k].attach(out.partition_splits[k] + at, len * 8);
     }
     reset();
+    for (size_t k = 0; k < parts.size(); k++) {
+      if (by_record[k]) record_parts.push_back(int32_t(k));
+    }
     if (last) return;
     end_splits.assign(parts.size(), 0);
     for (size_t k = 0; k < parts.size(); k++) parts[k].end_elsewhere = by_record[k] != 0;
@@ -179,7 +215,7 @@ struct Decoder {
   // key_of returns the number of values a singular field's column or child
   // had before the current element: a value past it is this element's.
   int64_t singular_key(const FieldPlan& f, int32_t node) const {
-    return f.mode <= M_IMPLICIT ? counts[size_t(node)] : parts[size_t(f.partition)].last_i64();
+    return f.mode <= M_IMPLICIT ? counts[size_t(node)] : parts[size_t(f.partition)].last_i64() - split_base[size_t(f.partition)];
   }
 
   // truncate_node drops the elements of node from the n-th on. Outputs
@@ -194,7 +230,7 @@ struct Decoder {
         Buf& sp = parts[size_t(f.partition)];
         if (sp.len > size_t(n) * 8) {
           sp.len = size_t(n + 1) * 8;
-          m = sp.i64(size_t(n));
+          m = sp.i64(size_t(n)) - split_base[size_t(f.partition)];
         } else {
           m = f.message ? counts[size_t(f.child)] : cols[size_t(f.column)].count();
         }
@@ -217,7 +253,7 @@ struct Decoder {
       if (g.number == f.number) continue;
       // A member whose splits lag did not occur in this element.
       if (parts[size_t(g.partition)].len != splits) continue;
-      int64_t start = parts[size_t(g.partition)].last_i64();
+      int64_t start = parts[size_t(g.partition)].last_i64() - split_base[size_t(g.partition)];
       if (g.message) {
         if (counts[size_t(g.child)] > start) truncate_node(g.child, start);
       } else {
@@ -257,13 +293,17 @@ struct Decoder {
   // and truncation shortens the splits with the values, so the element
   // holds no value of f yet, and a singular f needs no check for one to
   // replace (the common case of a sparse field: it lags).
+  // Based: f may be a field of the records' own whose splits count from
+  // split_base (the root of a pre-based decoder: parse_message<true>).
+  template <bool Based>
   __attribute__((always_inline)) inline bool catch_up(const FieldPlan& f, int32_t node) {
     const int64_t idx = counts[size_t(node)];
     if (f.mode >= M_OPTIONAL) {
       Buf& sp = parts[size_t(f.partition)];
       const size_t want = size_t(idx + 1) * 8;
       if (__builtin_expect(sp.len < want, 1)) {
-        append_splits(sp, (want - sp.len) / 8, f.message ? counts[size_t(f.child)] : cols[size_t(f.column)].count());
+        const int64_t v = f.message ? counts[size_t(f.child)] : cols[size_t(f.column)].count();
+        append_splits(sp, (want - sp.len) / 8, Based ? v + split_base[size_t(f.partition)] : v);
         return true;
       }
     } else if (f.mode == M_IMPLICIT && !f.message) {
@@ -326,7 +366,7 @@ struct Decoder {
       const int64_t n = counts[ni];
       for (const NodePlan::ListSlot& ls : np.list_slots) {
         Buf& sp = parts[size_t(ls.partition)];
-        const int64_t v = ls.message ? counts[size_t(ls.source)] : cols[size_t(ls.source)].count();
+        const int64_t v = (ls.message ? counts[size_t(ls.source)] : cols[size_t(ls.source)].count()) + split_base[size_t(ls.partition)];
         if (__builtin_expect(sp.end_elsewhere, 0)) {
           fill_splits(sp, n, v);
           end_splits[size_t(ls.partition)] = v;
@@ -363,7 +403,7 @@ struct Decoder {
   // put stores one decoded scalar of field f (of a node) honouring its
   // mode; fresh: the current element holds no value of f (catch_up).
   template <class T>
-  inline void put(const FieldPlan& f, int32_t node, bool fresh, T v) {
+  __attribute__((always_inline)) inline void put(const FieldPlan& f, int32_t node, bool fresh, T v) {
     Column& c = cols[size_t(f.column)];
     if (!fresh && f.mode != M_REPEATED && c.count() > singular_key(f, node)) c.drop_last();
     c.push<T>(v);
@@ -565,6 +605,11 @@ struct Decoder {
   // group is the field number of the group being parsed, or 0 for a
   // length-delimited message. It returns the position after the message
   // (after the end-group tag for a group), or nullptr on error.
+  // Based: node is the root of a decoder whose splits of the records' own
+  // list fields count from split_base (count_from); the nested nodes'
+  // never do, so the walk adds the base only at the root, and a decoder
+  // not pre-based (one thread, the first chunk) does not load it at all.
+  template <bool Based = false>
   const uint8_t* parse_message(int32_t node, const uint8_t* p, const uint8_t* end, int depth, uint64_t group) {
     const NodePlan& np = plan->nodes[size_t(node)];
     while (p < end) {
@@ -615,7 +660,7 @@ struct Decoder {
       }
     field:
       const FieldPlan& f = np.fields[size_t(fi)];
-      const bool fresh = catch_up(f, node);
+      const bool fresh = catch_up<Based>(f, node);
       if (f.oneof) {
         OneofMark& m = oneof_marks[size_t(f.oneof_id)];
         int64_t e = counts[size_t(node)];
@@ -680,15 +725,116 @@ struct Decoder {
     return p;
   }
 
+  // ask_handover asks this decoder, which another thread may be running,
+  // to count its records' own splits from base[p] (per partition) from
+  // its next record on. It returns false when the decoder had already
+  // finished (or failed) and will not take it.
+  bool ask_handover(const int64_t* base) {
+    handover_base.assign(base, base + parts.size());
+    int32_t s = kHandoverOpen;
+    return handover.compare_exchange_strong(s, kHandoverAsked, std::memory_order_release, std::memory_order_relaxed);
+  }
+
+  // take_handover switches this decoder to the bases asked for, between
+  // two records: each record part's last split written (which the walk
+  // may read back) is rebased here, those before it are left to the
+  // asker (handover_fill), and every later one is written based.
+  void take_handover() {
+    handover_fill.assign(record_parts.size(), 0);
+    for (size_t j = 0; j < record_parts.size(); j++) {
+      const size_t p = size_t(record_parts[j]);
+      Buf& sp = parts[p];
+      const size_t m = sp.len / 8;  // >= 1: the leading split
+      split_base[p] = handover_base[p];
+      const int64_t v = sp.i64(m - 1) + split_base[p];
+      memcpy(sp.p + (m - 1) * 8, &v, 8);
+      handover_fill[j] = m - 1;
+    }
+    handover.store(kHandoverTaken, std::memory_order_release);
+  }
+
+  // handover_answer waits until this decoder, asked, has taken the
+  // hand-over or ended without it (or given_up() tells that it never
+  // will run), and returns whether it took it.
+  template <class GivenUp>
+  bool handover_answer(const GivenUp& given_up) {
+    for (int spins = 0;; spins++) {
+      const int32_t s = handover.load(std::memory_order_acquire);
+      if (s != kHandoverAsked) return s == kHandoverTaken;
+      if (given_up()) {
+        // Withdraw the request; the decoder may be taking it right now.
+        int32_t asked = kHandoverAsked;
+        if (handover.compare_exchange_strong(asked, kHandoverClosed, std::memory_order_acq_rel)) return false;
+        continue;
+      }
+      if (spins < 64) {
+        __builtin_ia32_pause();
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  }
+
+  // rebase_handed_over adds the bases to the splits that this decoder
+  // wrote before taking the hand-over (the asker's half of it), and
+  // returns their bytes.
+  int64_t rebase_handed_over() {
+    int64_t bytes = 0;
+    for (size_t j = 0; j < record_parts.size(); j++) {
+      const size_t p = size_t(record_parts[j]);
+      add_to_splits(reinterpret_cast<int64_t*>(parts[p].p), handover_fill[j], split_base[p]);
+      bytes += int64_t(handover_fill[j]) * 8;
+    }
+    return bytes;
+  }
+
+  // add_to_splits adds base to the n splits at q, in place.
+  static void add_to_splits(int64_t* q, size_t n, int64_t base) {
+    for (size_t i = 0; i < n; i++) q[i] += base;
+  }
+
   // run decodes records [lo, hi); get(i, &ptr, &len) returns record i.
+  // A hand-over asked for is taken before the next record or, asked for
+  // after the last, before finish writes the last splits; a decoder that
+  // fails closes it untaken.
   template <class Get>
   void run(int64_t lo, int64_t hi, const Get& get) {
+    if (record_parts.empty()) {
+      walk<kPlain>(lo, hi, get);
+    } else {
+      walk<kWatching>(lo, hi, get);
+      int32_t s = kHandoverOpen;
+      if (!handover.compare_exchange_strong(s, kHandoverClosed, std::memory_order_acq_rel) && s == kHandoverAsked) {
+        if (code == ST_OK) {
+          take_handover();
+        } else {
+          handover.store(kHandoverClosed, std::memory_order_release);
+        }
+      }
+    }
+    if (code == ST_OK) finish();
+  }
+
+ private:
+  // walk decodes records [lo, hi): kPlain, with no hand-over to watch
+  // for (the first chunk, one thread, no lent buffers); kWatching, taking
+  // one when asked and going on based; kBased, after it.
+  enum WalkMode { kPlain, kWatching, kBased };
+  template <WalkMode Mode, class Get>
+  void walk(int64_t lo, int64_t hi, const Get& get) {
     for (int64_t i = lo; i < hi; i++) {
-      if (cancel && ((i - lo) & 63) == 0 && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
-        code = ST_ERR_CANCELLED;
-        err_record = i;
-        err_msg = "decoding cancelled";
-        return;
+      if (((i - lo) & 63) == 0) {
+        if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
+          code = ST_ERR_CANCELLED;
+          err_record = i;
+          err_msg = "decoding cancelled";
+          return;
+        }
+        if (Mode != kPlain) walked.store(i - lo, std::memory_order_relaxed);
+      }
+      if (Mode == kWatching && handover.load(std::memory_order_acquire) == kHandoverAsked) {
+        take_handover();
+        return walk<kBased>(i, hi, get);
       }
       const uint8_t* rec;
       size_t len;
@@ -697,12 +843,11 @@ struct Decoder {
       if (!rec) rec = empty;  // a zero-length record may come with a null pointer
       rec_start = rec;
       rec_end = rec + len;
-      if (!parse_message(0, rec, rec + len, 0, 0) || !end_element(0, rec + len)) {
+      if (!parse_message<Mode == kBased>(0, rec, rec + len, 0, 0) || !end_element(0, rec + len)) {
         err_record = i;
         return;
       }
     }
-    finish();
   }
 };
 

@@ -489,7 +489,7 @@ ST_AVX2_TARGET __attribute__((flatten)) const uint8_t* varints_avx2(const uint8_
 
 // valid_utf8 matches Go's utf8.Valid: no overlong forms, no surrogates,
 // nothing past U+10FFFF.
-bool valid_utf8(const uint8_t* s, size_t n) {
+__attribute__((always_inline)) inline bool valid_utf8(const uint8_t* s, size_t n) {
   // Most strings are ASCII: one pass decides, by words. The last bytes
   // come in two loads that may overlap (of 8, 4, 2 or 1 bytes, within the
   // string) rather than one at a time: most strings are short, and a

@@ -810,6 +810,28 @@ func CloseUpMovedValues() int64 { return int64(C.st_test_closeup_moved_values())
 // only rebased where a thread wrote them).
 func CloseUpMovedSplits() int64 { return int64(C.st_test_closeup_moved_splits()) }
 
+// CloseUpRebasedSplits returns how many bytes of the records' own row
+// splits (those of their top-level list fields) the same close-ups have
+// rebased, moved or in place, in this process: none of a chunk that took
+// the hand-over of the totals of the chunks before it.
+func CloseUpRebasedSplits() int64 { return int64(C.st_test_closeup_rebased_splits()) }
+
+// Handovers returns how many hand-overs of the records' own row splits
+// later chunks of multi-threaded decodes into lent buffers have taken in
+// this process, and the bytes of splits that the threads asking them
+// rebased in place.
+func Handovers() (taken, rebasedBytes int64) {
+	var b C.int64_t
+	taken = int64(C.st_test_handovers(&b))
+	return taken, int64(b)
+}
+
+// handover makes multi-threaded decodes into lent buffers hand the
+// records' own row splits over never (mode -1), as the last batch says
+// (0) or always (1), the first chunk taking share less time than the
+// others.
+func handover(mode int, share float64) { C.st_test_handover(C.int32_t(mode), C.double(share)) }
+
 // failThreadStarts makes every later start of an engine pool thread fail
 // (or start again): for the test of the fallback to fewer threads.
 func failThreadStarts(fail bool) {
@@ -832,7 +854,10 @@ func forcePackedTier(tier int, noPext bool) int {
 	return int(C.st_test_packed_tier(C.int32_t(tier), n))
 }
 
-func init() { testhook.ForcePackedTier = forcePackedTier }
+func init() {
+	testhook.ForcePackedTier = forcePackedTier
+	testhook.Handover = handover
+}
 
 // WorkerThreads returns the number of the engine's pool threads now
 // running (at most GOMAXPROCS-1: the goroutine calling a decode works

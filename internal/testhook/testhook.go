@@ -40,3 +40,10 @@ var DropPooledBlocks func()
 // default. It returns the tier in effect. Tests compare the decoders'
 // outputs with it.
 var ForcePackedTier func(tier int, noPext bool) int
+
+// Handover, set by package native, makes multi-threaded decodes into lent
+// buffers hand the records' own row splits over to later chunks never
+// (mode -1), as the last batch says (0, the default) or always (1), the
+// first chunk then taking share less time than the others (4: a sixth of
+// two chunks' bytes): the output must not depend on it.
+var Handover func(mode int, share float64)

@@ -207,6 +207,22 @@ int64_t st_test_closeup_moved_values(void);
  * same close-ups have moved within the lent buffers, process-wide (not
  * those only rebased where they were written). */
 int64_t st_test_closeup_moved_splits(void);
+/* st_test_closeup_rebased_splits returns how many bytes of the records'
+ * own row splits (those of the top-level list fields, placed by record)
+ * the same close-ups have rebased, moved or in place, process-wide. */
+int64_t st_test_closeup_rebased_splits(void);
+/* st_test_handover makes multi-threaded decodes into lent buffers hand
+ * the records' own row splits over to later chunks never (mode -1), as
+ * the plan's last batch says (0, the default), or always (1), the first
+ * chunk then taking share less time than the others (a share of 4 gives
+ * it a sixth of two chunks' bytes); mode 2 is 1 with the thread that
+ * asks waiting (up to a few seconds) until the next chunk's thread has
+ * walked 64 of its records. */
+void st_test_handover(int32_t mode, double share);
+/* st_test_handovers returns how many hand-overs later chunks have taken,
+ * process-wide, and stores in rebased_bytes (if not NULL) the bytes of
+ * splits their askers rebased. */
+int64_t st_test_handovers(int64_t* rebased_bytes);
 
 /* Results. Sizes first, then copy into buffers the caller allocated (a
  * TensorFlow output tensor, a Go slice): chunks decoded on other threads

@@ -1,0 +1,301 @@
+package decode
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/structtensor/structtensor-go/internal/testhook"
+	"github.com/structtensor/structtensor-go/native"
+	"github.com/structtensor/structtensor-go/structtensor"
+)
+
+// TestDecodeHandsOverRecordSplits decodes batches on 2, 3 and 8 threads
+// into lent buffers with the records' own row splits handed over (the
+// thread done with a chunk gives the next chunk's thread its totals;
+// that one writes the rest of its splits final, and the first rebases
+// those written before) and compares every output with the one-thread
+// decode and the reference. The records cover what the walk reads back
+// from the splits after the hand-over: singular fields and messages that
+// occur twice in a record (two messages concatenated: the second
+// replaces or merges), oneof members that replace each other, maps,
+// packed and unpacked repeated fields, groups, empty records, and a batch
+// whose first record is most of it. On two threads, a hand-over taken in
+// the middle of the second chunk leaves the close-up none of the
+// records' own splits to rebase.
+func TestDecodeHandsOverRecordSplits(t *testing.T) {
+	testhook.PoisonLentBuffers.Store(true)
+	defer testhook.PoisonLentBuffers.Store(false)
+	defer testhook.Handover(0, 0)
+	d := testDescriptors(t)
+	for _, message := range []string{
+		"structtensor.testdata.wide.WideSparse",
+		"structtensor.testdata.wide.WideRepeated",
+		"structtensor.testdata.proto3.Proto3Msg",
+		"structtensor.testdata.recipe.Recipe",
+		"structtensor.testdata.wide.SparseNested",
+		"structtensor.testdata.scalars.AllScalars",
+	} {
+		md, err := d.Message(message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(7, 8))
+		// Over a megabyte: the second chunk's thread is at work when the
+		// first (a sixth of the bytes) is done.
+		records := recordsOf(t, md, rng, 1<<20)
+		// A concatenation is one record, their merge (without maps, whose
+		// keys the reference would merge).
+		var big []byte
+		for len(big) < 1<<19 {
+			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(randomMessage(md, rng, 2, false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			big = append(big, b...)
+		}
+		skewed := append([][]byte{big}, records[len(records)*9/10:]...)
+		data, offsets := contiguous(records)
+		ref := refRecords(t, md, records)
+		sref := refRecords(t, md, skewed)
+		threadCounts := []int{2, 3, 8}
+		if testing.Short() {
+			threadCounts = threadCounts[:2]
+		}
+		for _, threads := range threadCounts {
+			plan, err := Compile(d, message)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: 1})
+			if err != nil {
+				t.Fatalf("%s on 1 thread: %v", message, err)
+			}
+			if ok, why := sameValue(ref, structtensor.ToValue(want)); !ok {
+				t.Fatalf("%s on 1 thread: differs from the reference: %s", message, why)
+			}
+			// decode decodes the batch with the hand-over in mode, and
+			// returns the hand-overs taken, the bytes of splits their
+			// askers rebased and those the close-up rebased.
+			decode := func(mode int) (taken, handedBytes, closeUpBytes int64) {
+				t.Helper()
+				testhook.Handover(mode, 4)
+				t0, h0 := native.Handovers()
+				c0 := native.CloseUpRebasedSplits()
+				got, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
+				t1, h1 := native.Handovers()
+				closeUpBytes = native.CloseUpRebasedSplits() - c0
+				testhook.Handover(0, 0)
+				name := fmt.Sprintf("%s on %d threads (hand-over mode %d)", message, threads, mode)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if !structtensor.Equal(got, want) {
+					t.Fatalf("%s: differs from the decode on one thread", name)
+				}
+				return t1 - t0, h1 - h0, closeUpBytes
+			}
+			decode(-1) // sizes the next decodes' buffers
+			if _, _, closeUp := decode(-1); closeUp == 0 {
+				t.Errorf("%s on %d threads: no hand-over, yet the close-up rebased none of the records' own row splits: the test does not exercise it", message, threads)
+			}
+			// Mode 2 waits for the second chunk to be under way before the
+			// first asks; the threads' timing may still defeat it.
+			mid := false
+			for try := 0; try < 5 && !mid; try++ {
+				taken, handed, closeUp := decode(2)
+				if threads == 2 && taken == 1 && handed > 0 {
+					mid = true
+					if closeUp != 0 {
+						t.Errorf("%s on 2 threads: the second chunk took the hand-over, yet the close-up rebased %d bytes of the records' own row splits", message, closeUp)
+					}
+				}
+				mid = mid || threads > 2 && try >= 1
+			}
+			if !mid && runtime.NumCPU() > 1 {
+				t.Errorf("%s on %d threads: no hand-over taken in the middle of a chunk in 5 batches", message, threads)
+			}
+			// A batch whose first record is most of it.
+			sdata, soffsets := contiguous(skewed)
+			swant, err := plan.DecodeContiguous(sdata, soffsets, DecodeOptions{Threads: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			testhook.Handover(2, 4)
+			sgot, err := plan.DecodeContiguous(sdata, soffsets, DecodeOptions{Threads: threads})
+			testhook.Handover(0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !structtensor.Equal(sgot, swant) {
+				t.Errorf("%s, a skewed batch on %d threads: differs from the decode on one thread", message, threads)
+			}
+			if ok, why := sameValue(sref, structtensor.ToValue(sgot)); !ok {
+				t.Errorf("%s, a skewed batch on %d threads: differs from the reference: %s", message, threads, why)
+			}
+		}
+	}
+}
+
+// TestHandsOverWhenItPays checks the default: wide sparse records (their
+// output is nearly all row splits of their own fields) give the first
+// chunk fewer bytes, and the second chunk takes the hand-over, so that
+// the close-up rebases none of the records' own splits.
+func TestHandsOverWhenItPays(t *testing.T) {
+	testhook.Handover(0, 0)
+	d := testDescriptors(t)
+	md, err := d.Message("structtensor.testdata.wide.WideSparse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	records := recordsOf(t, md, rng, 2<<20)
+	plan, err := Compile(d, "structtensor.testdata.wide.WideSparse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, offsets := contiguous(records)
+	if _, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: 2}); err != nil { // sizes the next
+		t.Fatal(err)
+	}
+	for try := 0; try < 20; try++ {
+		t0, _ := native.Handovers()
+		c0 := native.CloseUpRebasedSplits()
+		if _, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: 2}); err != nil {
+			t.Fatal(err)
+		}
+		t1, _ := native.Handovers()
+		if t1 > t0 && native.CloseUpRebasedSplits() == c0 {
+			return
+		}
+	}
+	if runtime.NumCPU() > 1 {
+		t.Errorf("wide sparse records on 2 threads: no hand-over in 20 batches")
+	}
+}
+
+// recordsOf returns records of md (mergedRecords) of at least size bytes.
+func recordsOf(t *testing.T, md protoreflect.MessageDescriptor, rng *rand.Rand, size int) [][]byte {
+	var records [][]byte
+	for n := 0; n < size; {
+		more := mergedRecords(t, md, rng, 500)
+		for _, r := range more {
+			n += len(r)
+		}
+		records = append(records, more...)
+	}
+	return records
+}
+
+// mergedRecords returns n records of md: one in eight empty (unless md
+// has required fields), one in four two random messages concatenated
+// (their merge: singular fields and oneof members occur twice; maps only
+// in the first, whose keys the reference would merge), the rest one
+// random message.
+func mergedRecords(t *testing.T, md protoreflect.MessageDescriptor, rng *rand.Rand, n int) [][]byte {
+	t.Helper()
+	required := false
+	for i := range md.Fields().Len() {
+		required = required || md.Fields().Get(i).Cardinality() == protoreflect.Required
+	}
+	out := make([][]byte, n)
+	for i := range out {
+		k := 1
+		switch rng.IntN(8) {
+		case 0:
+			if !required {
+				k = 0
+			}
+		case 1, 2:
+			k = 2
+		}
+		var rec []byte
+		for j := range k {
+			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(randomMessage(md, rng, 2, j == 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec = append(rec, b...)
+		}
+		out[i] = rec
+	}
+	return out
+}
+
+// randomMessage returns a message of md with a random fifth of its fields
+// set (each oneof member on its own: the last set wins), lists and maps
+// (if maps) of 0 to 3 elements, messages nested up to depth.
+func randomMessage(md protoreflect.MessageDescriptor, rng *rand.Rand, depth int, maps bool) *dynamicpb.Message {
+	m := dynamicpb.NewMessage(md)
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		required := fd.Cardinality() == protoreflect.Required
+		if !required && rng.IntN(5) != 0 {
+			continue
+		}
+		if fd.Message() != nil && depth <= 0 && !required && !fd.IsMap() || fd.IsMap() && !maps {
+			continue
+		}
+		switch {
+		case fd.IsMap():
+			mp := m.Mutable(fd).Map()
+			for range rng.IntN(4) {
+				mp.Set(randomScalar(fd.MapKey(), rng).MapKey(), randomValue(fd.MapValue(), rng, depth, maps))
+			}
+		case fd.IsList():
+			l := m.Mutable(fd).List()
+			for range rng.IntN(4) {
+				if fd.Message() != nil {
+					l.Append(protoreflect.ValueOfMessage(randomMessage(fd.Message(), rng, depth-1, maps)))
+				} else {
+					l.Append(randomScalar(fd, rng))
+				}
+			}
+		default:
+			m.Set(fd, randomValue(fd, rng, depth, maps))
+		}
+	}
+	return m
+}
+
+func randomValue(fd protoreflect.FieldDescriptor, rng *rand.Rand, depth int, maps bool) protoreflect.Value {
+	if fd.Message() != nil {
+		return protoreflect.ValueOfMessage(randomMessage(fd.Message(), rng, depth-1, maps))
+	}
+	return randomScalar(fd, rng)
+}
+
+func randomScalar(fd protoreflect.FieldDescriptor, rng *rand.Rand) protoreflect.Value {
+	switch fd.Kind() {
+	case protoreflect.BoolKind:
+		return protoreflect.ValueOfBool(rng.IntN(2) == 0)
+	case protoreflect.EnumKind:
+		vals := fd.Enum().Values()
+		return protoreflect.ValueOfEnum(vals.Get(rng.IntN(vals.Len())).Number())
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		return protoreflect.ValueOfInt32(int32(rng.Uint32()) >> rng.IntN(32))
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return protoreflect.ValueOfInt64(int64(rng.Uint64()) >> rng.IntN(64))
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return protoreflect.ValueOfUint32(rng.Uint32() >> rng.IntN(32))
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return protoreflect.ValueOfUint64(rng.Uint64() >> rng.IntN(64))
+	case protoreflect.FloatKind:
+		return protoreflect.ValueOfFloat32(float32(rng.NormFloat64()))
+	case protoreflect.DoubleKind:
+		return protoreflect.ValueOfFloat64(math.Round(rng.NormFloat64()*1e6) / 1e3)
+	case protoreflect.StringKind:
+		return protoreflect.ValueOfString(strings.Repeat("s", rng.IntN(9)))
+	case protoreflect.BytesKind:
+		return protoreflect.ValueOfBytes([]byte(strings.Repeat("b", rng.IntN(9))))
+	}
+	panic(fmt.Sprintf("field %s: kind %v", fd.FullName(), fd.Kind()))
+}
