@@ -23,7 +23,7 @@ namespace {
 // that outputs outgrew, moving to engine memory (st_test_lent_outgrown).
 std::atomic<int64_t> lent_outgrown{0};
 
-struct alignas(32) Buf {
+struct Buf {
   uint8_t* p = nullptr;
   size_t len = 0;
   size_t cap = 0;
@@ -32,10 +32,7 @@ struct alignas(32) Buf {
   // threads, whose last split is where the next chunk's leading 0 is
   // (Decoder::attach_part), leaves it out (Decoder::end_splits holds it).
   // In the padding after external: a Buf stays 32 bytes, two to a cache
-  // line, for the hundreds of partitions a wide record walk touches, and
-  // is aligned to 32 so that none spans two lines (an array of them from
-  // malloc starts only 16-aligned: every other Buf spanned two lines in
-  // half the decoders).
+  // line, for the hundreds of partitions a wide record walk touches.
   bool end_elsewhere = false;
 
   Buf() = default;
@@ -150,13 +147,10 @@ struct alignas(32) Buf {
 };
 static_assert(sizeof(void*) != 8 || sizeof(Buf) == 32, "a Buf is 32 bytes, two to a cache line");
 
-struct alignas(64) Column {
-  // n first, then the values' buffer: what storing a value touches (n
-  // and vals) lies in the first 64 bytes, and a Column is aligned to 64
-  // so that those are one cache line. Measured by callgrind's cache model
-  // on 4 MB of records, one thread: 4.5% fewer first-level data misses on
-  // sparse nested records, 1% on wide sparse and flat ones, and 1% fewer
-  // instructions.
+struct Column {
+  // n first, then the values' buffer: what storing a value touches lies
+  // in one 32-byte stretch, which a 96-byte column in an array never
+  // splits across cache lines.
   int64_t n = 0;  // number of values, kept beside the buffers for speed
   Buf vals;       // values, or string bytes
   Buf offs;       // strings only: int64 offsets, starting with 0
