@@ -112,10 +112,13 @@
 // thread shifts those written before, in place, while the other decodes
 // on. Shifting costs the same wherever it runs; what the hand-over saves
 // is the part written after it, so the first chunk of such records gets
-// fewer bytes (as much less as shifting takes: a quarter on wide
-// records), its thread finishing early enough to shift and the other's
-// last fifth written final. Measured on 32 MB batches of wide repeated
-// records on two threads, 4-6% more MB a wall-second, wide sparse 1-2%. A share that its chunk outgrows moves to engine memory and is
+// fewer bytes (as much less as shifting takes, which each plan measures
+// on its own hand-overs: about a fifth of the decode on wide records
+// here), its thread finishing early enough to shift and the other's last
+// sixth written final. Measured on 32 MB batches on two threads (best of
+// five interleaved runs against the code before): wide repeated records
+// 7-8% more MB a wall-second and 7% more a CPU-second, wide sparse ones
+// 1-2% and 5%. A share that its chunk outgrows moves to engine memory and is
 // copied back in once the stretches after it have moved, whenever the
 // output as a whole fits its buffer: one thread's bad guess costs that
 // share's copies, not the batch's lent buffers. A guess that is too small

@@ -449,17 +449,23 @@ std::atomic<int64_t> handover_rebased_splits{0};
 
 // kRebasePerSplitByte is the time rebasing a byte of the records' own
 // splits in place takes, as a share of the time decoding one input byte
-// of the records that have them, measured on wide sparse and wide
-// repeated records (AMD EPYC Zen 4): 18-24 bytes of such splits an input
-// byte, and rebasing them a quarter of the decode.
-constexpr double kRebasePerSplitByte = 0.0125;
+// of the records that have them, until a plan's own hand-overs have
+// measured it (st_plan::rebase_cost): measured on wide sparse records,
+// AMD EPYC Zen 4 (about 23 bytes of such splits an input byte, rebased
+// in a fifth to a quarter of the time their decode took).
+constexpr double kRebasePerSplitByte = 0.01;
+
+// kRebaseCostMinBytes is the fewest bytes of splits a hand-over must have
+// rebased for its timing to count (st_plan::rebase_cost).
+constexpr int64_t kRebaseCostMinBytes = int64_t(1) << 20;
 
 // handover_rebase_share is how much longer than the first chunk's decode
 // a later chunk's takes: the first chunk's thread, done, spends that
-// share rebasing the second's splits (the time it took, times
-// kRebasePerSplitByte times the split bytes an input byte gave in the
-// plan's last batch, last). Under 2% it is not worth skewing the chunks
-// for (flat and nested records: under 2 bytes of such splits a byte).
+// share rebasing the second's splits (the time it took, times the cost
+// of rebasing a split byte against decoding an input byte, times the
+// split bytes an input byte gave in the plan's last batch, last). Under
+// 2% it is not worth skewing the chunks for (flat and nested records:
+// under 2 bytes of such splits a byte).
 double handover_rebase_share(const st_plan* plan, const BatchSizes& last) {
   const int32_t mode = handover_mode.load(std::memory_order_relaxed);
   if (mode < 0) return 0;
@@ -467,8 +473,26 @@ double handover_rebase_share(const st_plan* plan, const BatchSizes& last) {
   if (last.in_bytes <= 0 || last.part_len.empty()) return 0;
   double split_bytes = 0;
   for (const NodePlan::ListSlot& ls : plan->nodes[0].list_slots) split_bytes += 8.0 * double(last.part_len[size_t(ls.partition)]);
-  const double share = kRebasePerSplitByte * split_bytes / double(last.in_bytes);
+  const double measured = plan->rebase_cost.load(std::memory_order_relaxed);
+  const double share = (measured > 0 ? measured : kRebasePerSplitByte) * split_bytes / double(last.in_bytes);
   return share < 0.02 ? 0 : std::min(share, 1.0);
+}
+
+// note_rebase_cost folds one hand-over's timing into plan's rebase_cost:
+// rebased bytes of splits in rebase_s seconds, by the thread that had
+// decoded in_bytes of input in decode_s.
+void note_rebase_cost(const st_plan* plan, int64_t rebased, double rebase_s, int64_t in_bytes, double decode_s) {
+  if (rebased < kRebaseCostMinBytes || in_bytes <= 0 || decode_s <= 0 || rebase_s <= 0) return;
+  const double cost = (rebase_s / double(rebased)) / (decode_s / double(in_bytes));
+  const double old = plan->rebase_cost.load(std::memory_order_relaxed);
+  // Half the last estimate, half this one: a batch on a busy machine moves
+  // it, and does not set it.
+  plan->rebase_cost.store(old > 0 ? (old + cost) / 2 : cost, std::memory_order_relaxed);
+}
+
+// seconds_since returns the seconds since start.
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // Handovers keeps, for the chunks of one batch, which have been decoded
@@ -485,8 +509,10 @@ class Handovers {
   // has claimed it (claimed(j)), to take the hand-over, waits for the
   // answer (given_up(j): chunk j will never run), and rebases the splits
   // chunk j wrote before it took it.
+  // decode_s is the time chunk k's decode took, in_bytes its input: with
+  // the rebase's time, they make the plan's measured rebase cost.
   template <class Claimed, class GivenUp>
-  void decoded(size_t k, const Claimed& claimed, const GivenUp& given_up) {
+  void decoded(size_t k, double decode_s, int64_t in_bytes, const Claimed& claimed, const GivenUp& given_up) {
     size_t j;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -508,7 +534,10 @@ class Handovers {
     if (!d.ask_handover(&ends_[(j - 1) * nparts_])) return;
     if (!d.handover_answer([&] { return given_up(j); })) return;
     handovers_taken.fetch_add(1, std::memory_order_relaxed);
-    handover_rebased_splits.fetch_add(d.rebase_handed_over(), std::memory_order_relaxed);
+    const auto start = std::chrono::steady_clock::now();
+    const int64_t rebased = d.rebase_handed_over();
+    handover_rebased_splits.fetch_add(rebased, std::memory_order_relaxed);
+    if (j == k + 1) note_rebase_cost(d.plan, rebased, seconds_since(start), in_bytes, decode_s);
   }
 
  private:
@@ -610,14 +639,16 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
           int64_t k = next.fetch_add(1);
           if (k >= nchunks || k > stop.load()) return;
           Decoder& d = *res->chunks[size_t(k)];
+          const auto start = std::chrono::steady_clock::now();
           d.run(bounds[size_t(k)], bounds[size_t(k + 1)], get);
           if (d.code != ST_OK) {
             int64_t cur = stop.load();
             while (k < cur && !stop.compare_exchange_weak(cur, k)) {
             }
           } else if (handovers) {
-            handovers->decoded(size_t(k), [&](size_t j) { return next.load() > int64_t(j); },
-                               [&](size_t j) { return int64_t(j) > stop.load(); });
+            handovers->decoded(
+                size_t(k), seconds_since(start), sizes_prefix[bounds[size_t(k + 1)]] - sizes_prefix[bounds[size_t(k)]],
+                [&](size_t j) { return next.load() > int64_t(j); }, [&](size_t j) { return int64_t(j) > stop.load(); });
           }
         }
       } catch (...) {
