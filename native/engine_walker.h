@@ -767,10 +767,15 @@ struct Decoder {
         if (handover.compare_exchange_strong(asked, kHandoverClosed, std::memory_order_acq_rel)) return false;
         continue;
       }
+      // The decoder answers at its next record: soon, unless the record
+      // is a long one (or its thread is not running), when the wait
+      // sleeps rather than spin a core that the CPU time counts.
       if (spins < 64) {
         __builtin_ia32_pause();
-      } else {
+      } else if (spins < 256) {
         std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
     }
   }
