@@ -172,6 +172,12 @@ void move_piece(const Piece& pc, uint8_t* to, bool cumulative, std::atomic<int64
   }
 }
 
+// rebase_in_place adds base to the first n int64s of b, where they are.
+void rebase_in_place(Buf& b, size_t n, int64_t base) {
+  Piece pc{&b, 0, n * 8, 0, base};
+  move_piece(pc, b.p, true, nullptr, nullptr);
+}
+
 // Assembly is one output's pieces (one per chunk, in order) and where
 // each goes in the lent buffer.
 struct Assembly {
@@ -231,11 +237,7 @@ struct Assembly {
         bufs[k]->end_elsewhere = false;
         bufs[k]->push<int64_t>(ends[k]);
       }
-      if (based[k] == 0) continue;
-      for (size_t i = 0; i < bufs[k]->len / 8; i++) {
-        const int64_t v = bufs[k]->i64(i) - based[k];
-        memcpy(bufs[k]->p + i * 8, &v, 8);
-      }
+      if (based[k] != 0) rebase_in_place(*bufs[k], bufs[k]->len / 8, -based[k]);
     }
   }
 
@@ -534,8 +536,14 @@ class Handovers {
     if (!d.ask_handover(&ends_[(j - 1) * nparts_])) return;
     if (!d.handover_answer([&] { return given_up(j); })) return;
     handovers_taken.fetch_add(1, std::memory_order_relaxed);
+    // The splits chunk j wrote before it took the hand-over.
     const auto start = std::chrono::steady_clock::now();
-    const int64_t rebased = d.rebase_handed_over();
+    int64_t rebased = 0;
+    for (size_t i = 0; i < d.record_parts.size(); i++) {
+      const size_t p = size_t(d.record_parts[i]);
+      rebase_in_place(d.parts[p], d.handover_fill[i], d.split_base[p]);
+      rebased += int64_t(d.handover_fill[i]) * 8;
+    }
     handover_rebased_splits.fetch_add(rebased, std::memory_order_relaxed);
     if (j == k + 1) note_rebase_cost(d.plan, rebased, seconds_since(start), in_bytes, decode_s);
   }
@@ -597,8 +605,8 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     std::vector<int64_t> bounds(static_cast<size_t>(nchunks + 1));
     bounds[0] = 0;
     for (int64_t k = 1; k < nchunks; k++) {
-      int64_t target = rebase_share > 0 ? int64_t(double(total) * (1 + double(k - 1) * later) / (1 + double(nchunks - 1) * later))
-                                        : total / nchunks * k;
+      // Chunk 0 of weight 1, each later one 1 + rebase_share.
+      const int64_t target = int64_t(double(total) * (1 + double(k - 1) * later) / (1 + double(nchunks - 1) * later));
       bounds[size_t(k)] = std::max(bounds[size_t(k - 1)], int64_t(std::lower_bound(sizes_prefix, sizes_prefix + n + 1, target) - sizes_prefix));
     }
     bounds[size_t(nchunks)] = n;

@@ -37,14 +37,15 @@ struct Decoder {
   // final, asks (ask_handover) with the bases; this decoder takes it
   // between two records (take_handover): from then on it writes its
   // records' own splits based, and the asker rebases in place those
-  // written before (rebase_handed_over) while this one decodes on. The
+  // written before (Handovers) while this one decodes on. The
   // records' own splits are placed exactly (one a record), so they never
-  // move to engine memory under the asker. handover_base is the asker's,
-  // written before kHandoverAsked; handover_fill (per record part, the
-  // splits still counting from 0) this decoder's, before kHandoverTaken.
+  // move to engine memory under the asker. handover_base (per partition,
+  // the asker's, which it keeps unchanged until the batch ends) is set
+  // before kHandoverAsked; handover_fill (per record part, the splits
+  // still counting from 0) this decoder's, before kHandoverTaken.
   enum : int32_t { kHandoverOpen = 0, kHandoverAsked = 1, kHandoverTaken = 2, kHandoverClosed = 3 };
   std::atomic<int32_t> handover{kHandoverOpen};
-  std::vector<int64_t> handover_base;
+  const int64_t* handover_base = nullptr;
   std::vector<size_t> handover_fill;
   // walked is about how many records a decoder that may take the
   // hand-over has walked (updated every 64): for tests that make the
@@ -294,7 +295,8 @@ struct Decoder {
   // holds no value of f yet, and a singular f needs no check for one to
   // replace (the common case of a sparse field: it lags).
   // Based: f may be a field of the records' own whose splits count from
-  // split_base (the root of a pre-based decoder: parse_message<true>).
+  // split_base (the root of a decoder that took the hand-over:
+  // parse_message<true>).
   template <bool Based>
   __attribute__((always_inline)) inline bool catch_up(const FieldPlan& f, int32_t node) {
     const int64_t idx = counts[size_t(node)];
@@ -606,9 +608,9 @@ struct Decoder {
   // length-delimited message. It returns the position after the message
   // (after the end-group tag for a group), or nullptr on error.
   // Based: node is the root of a decoder whose splits of the records' own
-  // list fields count from split_base (count_from); the nested nodes'
+  // list fields count from split_base (take_handover); the nested nodes'
   // never do, so the walk adds the base only at the root, and a decoder
-  // not pre-based (one thread, the first chunk) does not load it at all.
+  // before the hand-over (or without one) does not load it at all.
   template <bool Based = false>
   const uint8_t* parse_message(int32_t node, const uint8_t* p, const uint8_t* end, int depth, uint64_t group) {
     const NodePlan& np = plan->nodes[size_t(node)];
@@ -730,7 +732,7 @@ struct Decoder {
   // its next record on. It returns false when the decoder had already
   // finished (or failed) and will not take it.
   bool ask_handover(const int64_t* base) {
-    handover_base.assign(base, base + parts.size());
+    handover_base = base;
     int32_t s = kHandoverOpen;
     return handover.compare_exchange_strong(s, kHandoverAsked, std::memory_order_release, std::memory_order_relaxed);
   }
@@ -778,24 +780,6 @@ struct Decoder {
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
     }
-  }
-
-  // rebase_handed_over adds the bases to the splits that this decoder
-  // wrote before taking the hand-over (the asker's half of it), and
-  // returns their bytes.
-  int64_t rebase_handed_over() {
-    int64_t bytes = 0;
-    for (size_t j = 0; j < record_parts.size(); j++) {
-      const size_t p = size_t(record_parts[j]);
-      add_to_splits(reinterpret_cast<int64_t*>(parts[p].p), handover_fill[j], split_base[p]);
-      bytes += int64_t(handover_fill[j]) * 8;
-    }
-    return bytes;
-  }
-
-  // add_to_splits adds base to the n splits at q, in place.
-  static void add_to_splits(int64_t* q, size_t n, int64_t base) {
-    for (size_t i = 0; i < n; i++) q[i] += base;
   }
 
   // run decodes records [lo, hi); get(i, &ptr, &len) returns record i.
