@@ -1,10 +1,12 @@
 package decode
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -298,4 +300,57 @@ func randomScalar(fd protoreflect.FieldDescriptor, rng *rand.Rand) protoreflect.
 		return protoreflect.ValueOfBytes([]byte(strings.Repeat("b", rng.IntN(9))))
 	}
 	panic(fmt.Sprintf("field %s: kind %v", fd.FullName(), fd.Kind()))
+}
+
+// TestHandOverStopsAtABadRecord decodes wide sparse batches with one bad
+// record (truncated, or a length past its end) in the first chunk, early
+// in the second (before a hand-over could be taken) and late in it
+// (after one was, in the based walk), on 2 and 3 threads with the
+// hand-over forced: each reports the record the one-thread decode
+// reports, and none waits for an answer that never comes.
+func TestHandOverStopsAtABadRecord(t *testing.T) {
+	defer testhook.Handover(0, 0)
+	d := testDescriptors(t)
+	const message = "structtensor.testdata.wide.WideSparse"
+	md, err := d.Message(message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Compile(d, message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := recordsOf(t, md, rand.New(rand.NewPCG(11, 12)), 1<<20)
+	for _, bad := range []struct {
+		name   string
+		record []byte
+	}{
+		{"truncated", []byte{0x08}},
+		{"length past the end", []byte{0xa2, 0x06, 0x7f, 'x'}},
+	} {
+		for _, at := range []int{len(good) / 20, len(good) * 6 / 10, len(good) - 3} {
+			records := slices.Clone(good)
+			records[at] = bad.record
+			data, offsets := contiguous(records)
+			_, want := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: 1})
+			var wantErr *RecordError
+			if !errors.As(want, &wantErr) || wantErr.Record != int64(at) {
+				t.Fatalf("%s at record %d on 1 thread: got %v, want a RecordError at that record", bad.name, at, want)
+			}
+			for _, threads := range []int{2, 3} {
+				testhook.Handover(2, 4)
+				taken0, _ := native.Handovers()
+				_, got := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
+				taken1, _ := native.Handovers()
+				testhook.Handover(0, 0)
+				if threads == 2 && at == len(good)-3 && taken1 == taken0 && runtime.NumCPU() > 1 {
+					t.Errorf("%s at record %d on 2 threads: no hand-over taken before it", bad.name, at)
+				}
+				var gotErr *RecordError
+				if !errors.As(got, &gotErr) || gotErr.Record != wantErr.Record || gotErr.Error() != wantErr.Error() {
+					t.Errorf("%s at record %d on %d threads: got %v, want %v", bad.name, at, threads, got, want)
+				}
+			}
+		}
+	}
 }
