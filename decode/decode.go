@@ -179,68 +179,62 @@ func (p *Plan) buildRecyclable(res *native.Result) (*structtensor.StructTensor, 
 }
 
 func (p *Plan) build(res *native.Result) (*structtensor.StructTensor, error) {
-	return p.buildNode(res, 0, res.NumRecords())
+	return p.buildNode(res, 0, res.NumRecords(), nil)
 }
 
-func (p *Plan) buildNode(res *native.Result, node, nrows int) (*structtensor.StructTensor, error) {
+// buildNode builds node's struct of nrows rows, split by splits when they
+// are not nil (its fields then have a row per value of the partition).
+// Each value is made by package unchecked in one allocation, over the
+// node's field index built once per plan: the checks left are the O(1)
+// ones the engine's outputs could fail only by a bug.
+func (p *Plan) buildNode(res *native.Result, node, nrows int, splits []int64) (*structtensor.StructTensor, error) {
 	n := p.nodes[node]
-	fields := make([]structtensor.Field, 0, len(n.fields))
-	for _, f := range n.fields {
-		var part *structtensor.RowPartition
-		count := nrows
+	index, err := n.fieldIndex()
+	if err != nil {
+		return nil, err
+	}
+	rows := nrows
+	if splits != nil {
+		rows = int(splits[len(splits)-1])
+	}
+	fields := make([]structtensor.Field, len(n.fields))
+	for i, f := range n.fields {
+		var fsplits []int64
+		count := rows
 		if f.mode >= modeOptional {
-			splits, err := res.Splits(f.partition)
+			fsplits, err = res.Splits(f.partition)
 			if err != nil {
 				return nil, err
 			}
-			if len(splits) != nrows+1 {
-				return nil, fmt.Errorf("decode: internal: field %q has %d splits for %d rows", f.name, len(splits), nrows)
+			if len(fsplits) != rows+1 {
+				return nil, fmt.Errorf("decode: internal: field %q has %d splits for %d rows", f.name, len(fsplits), rows)
 			}
 			// The engine writes splits from 0, never decreasing: no second
 			// pass over them (package unchecked says why).
-			if splits[0] != 0 {
-				return nil, fmt.Errorf("decode: internal: field %q: row splits start at %d", f.name, splits[0])
+			if fsplits[0] != 0 {
+				return nil, fmt.Errorf("decode: internal: field %q: row splits start at %d", f.name, fsplits[0])
 			}
-			part = unchecked.RowSplits(splits).(*structtensor.RowPartition)
-			count = part.NumValues()
+			count = int(fsplits[rows])
 		}
 		var v structtensor.Value
 		if f.isMessage() {
-			child, err := p.buildNode(res, f.child, count)
-			if err != nil {
-				return nil, err
-			}
-			v = child
-			if part != nil {
-				v, err = structtensor.NewPartitionedStruct(nrows, []*structtensor.RowPartition{part}, child.Fields()...)
-				if err != nil {
-					return nil, fmt.Errorf("decode: internal: field %q: %w", f.name, err)
-				}
-			}
+			v, err = p.buildNode(res, f.child, rows, fsplits)
 		} else {
-			t, err := p.column(res, f, count)
-			if err != nil {
-				return nil, err
-			}
-			v = t
-			if part != nil {
-				v, err = structtensor.NewRagged(t, part)
-				if err != nil {
-					return nil, fmt.Errorf("decode: internal: field %q: %w", f.name, err)
-				}
-			}
+			v, err = p.column(res, f, count, fsplits)
 		}
-		fields = append(fields, structtensor.Field{Name: f.name, Value: v})
+		if err != nil {
+			return nil, err
+		}
+		fields[i] = structtensor.Field{Name: f.name, Value: v}
 	}
-	st, err := structtensor.NewStruct(nrows, fields...)
-	if err != nil {
-		return nil, fmt.Errorf("decode: internal: node %q: %w", n.path, err)
-	}
-	return st, nil
+	return unchecked.Struct(nrows, splits, fields, index).(*structtensor.StructTensor), nil
 }
 
-func (p *Plan) column(res *native.Result, f *planField, count int) (*structtensor.Tensor, error) {
+// column builds field f's value: its column of count values, split by
+// splits when they are not nil.
+func (p *Plan) column(res *native.Result, f *planField, count int, splits []int64) (structtensor.Value, error) {
 	dtype := p.columns[f.column]
+	var vals any
 	if dtype == structtensor.String {
 		data, offsets, err := res.Strings(f.column)
 		if err != nil {
@@ -252,22 +246,21 @@ func (p *Plan) column(res *native.Result, f *planField, count int) (*structtenso
 			return nil, fmt.Errorf("decode: internal: field %q: %d string offsets do not span its %d bytes", f.name, len(offsets), len(data))
 		}
 		text := f.kind == protoreflect.StringKind && ((f.utf8 && p.flags&flagAcceptInvalidUTF8 == 0) || structtensor.ValidUTF8Strings(data, offsets))
-		t := unchecked.StringTensor(data, offsets, text).(*structtensor.Tensor)
-		if t.Len() != count {
-			return nil, fmt.Errorf("decode: internal: field %q has %d values, want %d", f.name, t.Len(), count)
+		vals = unchecked.StringTensor(data, offsets, text)
+	} else {
+		v, err := res.Column(f.column, uint8(dtype))
+		if err != nil {
+			return nil, err
 		}
-		return t, nil
+		vals = v
 	}
-	vals, err := res.Column(f.column, uint8(dtype))
-	if err != nil {
-		return nil, err
+	v := unchecked.Column(vals, splits).(structtensor.Value)
+	flat, ok := v.(*structtensor.Tensor)
+	if !ok {
+		flat = v.(*structtensor.Ragged).Values()
 	}
-	t, err := structtensor.NewTensor(nil, vals)
-	if err != nil {
-		return nil, fmt.Errorf("decode: internal: field %q: %w", f.name, err)
+	if flat.Len() != count {
+		return nil, fmt.Errorf("decode: internal: field %q has %d values, want %d", f.name, flat.Len(), count)
 	}
-	if t.Len() != count {
-		return nil, fmt.Errorf("decode: internal: field %q has %d values, want %d", f.name, t.Len(), count)
-	}
-	return t, nil
+	return v, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -47,6 +48,34 @@ type planNode struct {
 	// desc is the message's descriptor when the plan was compiled here (not
 	// serialised): errors name the fields outside the projection by it.
 	desc protoreflect.MessageDescriptor
+
+	// index maps each field's name to its position, shared by the
+	// StructTensors of every batch (fieldIndex builds it once).
+	indexOnce sync.Once
+	index     map[string]int
+	indexErr  error
+}
+
+// fieldIndex returns n's field index, checking once that the names are
+// valid and distinct field names, as structtensor.NewStruct would for
+// each batch.
+func (n *planNode) fieldIndex() (map[string]int, error) {
+	n.indexOnce.Do(func() {
+		index := make(map[string]int, len(n.fields))
+		for i, f := range n.fields {
+			if !structtensor.ValidFieldName(f.name) {
+				n.indexErr = fmt.Errorf("decode: node %q: %w: %q", n.path, structtensor.ErrFieldName, f.name)
+				return
+			}
+			if _, dup := index[f.name]; dup {
+				n.indexErr = fmt.Errorf("decode: node %q: %w: %q appears twice", n.path, structtensor.ErrFieldName, f.name)
+				return
+			}
+			index[f.name] = i
+		}
+		n.index = index
+	})
+	return n.index, n.indexErr
 }
 
 // planField is one projected field of a node.

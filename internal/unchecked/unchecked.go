@@ -23,3 +23,24 @@ var RowSplits func(splits []int64) any
 // non-empty, start at 0 or more, never decrease and end within data;
 // utf8 says every string is valid UTF-8.
 var StringTensor func(data []byte, offsets []int64, utf8 bool) any
+
+// Column returns the vector of values, one allocation for the whole
+// value: a *structtensor.Tensor, or with splits a *structtensor.Ragged
+// whose rows they split (sharing values and splits). values is a []bool,
+// []int32, []uint32, []float32, []int64, []uint64 or []float64, or a
+// string vector from StringTensor; splits is nil or as RowSplits wants
+// them, ending at the number of values. A batch of wide records has
+// hundreds of columns, and the value, its flat tensor, its shape and its
+// partition allocated one by one were most of the cost of building its
+// StructTensor.
+var Column func(values any, splits []int64) any
+
+// Struct returns the *structtensor.StructTensor of nrows rows holding
+// fields (a []structtensor.Field it keeps), its rows split by splits when
+// they are not nil (then each field has a row per value of the
+// partition), in one allocation. index maps each field's name to its
+// position in fields; it is shared, never changed, so that every batch
+// decoded with one plan builds it once. The fields' names must be valid
+// and distinct, and each field must have as many rows as the struct's
+// flat rows.
+var Struct func(nrows int, splits []int64, fields any, index map[string]int) any

@@ -1,0 +1,77 @@
+package structtensor_test
+
+import (
+	"testing"
+
+	"github.com/structtensor/structtensor-go/internal/unchecked"
+	"github.com/structtensor/structtensor-go/structtensor"
+)
+
+// The one-allocation constructors package decode builds its outputs with
+// give the same values as the public constructors.
+func TestUncheckedConstructorsMatchPublicOnes(t *testing.T) {
+	splits := []int64{0, 2, 2, 3}
+	cases := []struct {
+		name string
+		vals any
+		want func() (*structtensor.Tensor, error)
+	}{
+		{"bool", []bool{true, false, true}, func() (*structtensor.Tensor, error) { return structtensor.NewTensor(nil, []bool{true, false, true}) }},
+		{"int32", []int32{1, -2, 3}, func() (*structtensor.Tensor, error) { return structtensor.NewTensor(nil, []int32{1, -2, 3}) }},
+		{"uint32", []uint32{1, 2, 3}, func() (*structtensor.Tensor, error) { return structtensor.NewTensor(nil, []uint32{1, 2, 3}) }},
+		{"float32", []float32{1, 2.5, 3}, func() (*structtensor.Tensor, error) { return structtensor.NewTensor(nil, []float32{1, 2.5, 3}) }},
+		{"int64", []int64{1, -2, 3}, func() (*structtensor.Tensor, error) { return structtensor.NewTensor(nil, []int64{1, -2, 3}) }},
+		{"uint64", []uint64{1, 2, 3}, func() (*structtensor.Tensor, error) { return structtensor.NewTensor(nil, []uint64{1, 2, 3}) }},
+		{"float64", []float64{1, 2.5, 3}, func() (*structtensor.Tensor, error) { return structtensor.NewTensor(nil, []float64{1, 2.5, 3}) }},
+		{"string", unchecked.StringTensor([]byte("abc"), []int64{0, 1, 1, 3}, true), func() (*structtensor.Tensor, error) {
+			return structtensor.NewTensor(nil, []string{"a", "", "bc"})
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := c.want()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := unchecked.Column(c.vals, nil).(structtensor.Value); !structtensor.Equal(got, want) {
+				t.Errorf("Column(%v, nil) = %v, want %v", c.vals, got, want)
+			}
+			wantRagged, err := structtensor.NewRaggedFromSplits(want, splits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := unchecked.Column(c.vals, splits).(structtensor.Value); !structtensor.Equal(got, wantRagged) {
+				t.Errorf("Column(%v, %v) = %v, want %v", c.vals, splits, got, wantRagged)
+			}
+		})
+	}
+
+	inner, err := structtensor.NewTensor(nil, []int64{7, 8, 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := []structtensor.Field{{Name: "x", Value: inner}}
+	index := map[string]int{"x": 0}
+	want, err := structtensor.NewStruct(3, fields...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := unchecked.Struct(3, nil, fields, index).(structtensor.Value); !structtensor.Equal(got, want) {
+		t.Errorf("Struct(3, nil) = %v, want %v", got, want)
+	}
+	part, err := structtensor.NewRowSplits(splits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err = structtensor.NewPartitionedStruct(3, []*structtensor.RowPartition{part}, fields...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := unchecked.Struct(3, splits, fields, index).(*structtensor.StructTensor)
+	if !structtensor.Equal(got, want) {
+		t.Errorf("Struct(3, %v) = %v, want %v", splits, got, want)
+	}
+	if v, ok := got.Field("x"); !ok || !structtensor.Equal(v, inner) {
+		t.Errorf("Field(x) of the unchecked struct = %v, %v", v, ok)
+	}
+}
