@@ -300,6 +300,9 @@ func TestPartRanges(t *testing.T) {
 // TFRecord files hold valid frames a split reader would synchronise on;
 // the chain check fails the pipeline, and a whole-file read is right.
 func TestSplitReadRefusesFramesInPayloads(t *testing.T) {
+	if !isolate(t) {
+		return
+	}
 	dir := t.TempDir()
 	var inner bytes.Buffer
 	w := tfrecord.NewWriter(&inner)
@@ -407,6 +410,9 @@ func TestCorruptRecordsToDeadLetters(t *testing.T) {
 // whose framing is intact but whose protobuf is not fails the pipeline
 // with the file, the record's byte offset and the field path.
 func TestCorruptRecordFailsNamingWhere(t *testing.T) {
+	if !isolate(t) {
+		return
+	}
 	path, _, bad := corruptFile(t)
 	badAt := bad[0]
 	for _, mode := range modes {

@@ -162,6 +162,9 @@ func TestReadParquetEqualsSingleProcess(t *testing.T) {
 
 // TestReadParquetCorruptFails: corrupt pages in the middle of a file fail the pipeline naming the file, the row group and the column.
 func TestReadParquetCorruptFails(t *testing.T) {
+	if !isolate(t) {
+		return
+	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bad.parquet")
 	writeParquet(t, path, 1, 10, 10, 10, 10)
