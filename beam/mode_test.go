@@ -107,9 +107,9 @@ const isolatedEnv = "STRUCTTENSOR_BEAM_TEST_ISOLATED"
 // fails while others of the job are in flight: ElementManager.FailBundle
 // and PersistBundle both take the failed bundle's elements off the job's
 // pending count, and the sync.WaitGroup behind it panics below zero,
-// ending the whole test process (Prism runs in it). Beam's own suite
-// quarantines tests for it ("negative WaitGroup counter when failing
-// bundle", apache/beam#36384).
+// ending the whole test process (Prism runs in it). Beam's own suite had
+// a test quarantined for it ("negative WaitGroup counter when failing
+// bundle", until apache/beam#36384 fixed one cause).
 var prismFailPanic = regexp.MustCompile(`panic: sync: negative WaitGroup counter[\s\S]*runners/prism/internal/engine`)
 
 // isolate runs the calling test, whose pipelines are meant to fail, in a
