@@ -120,7 +120,11 @@
 // into chunks of about 1 MiB decoded by up to DecodeOptions.Threads threads (all
 // cores by default), with output identical to a serial run. The columns are then
 // copied once into Go memory and wrapped by the value model's
-// constructors without further copies. A batch of 64 KiB or more skips
+// constructors without further copies, each value (a column with its
+// tensor and partition, a struct with its partition) one allocation over
+// a field index each plan node builds once (package internal/unchecked),
+// so that a batch of hundreds of fields costs little more to wrap than
+// one of a few. A batch of 64 KiB or more skips
 // even that copy: the engine writes into Go buffers sized from the plan's
 // previous such batch (or a sample of the first), which become the
 // output; on several threads each writes its share, closed up afterwards.
