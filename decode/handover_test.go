@@ -109,9 +109,10 @@ func TestDecodeHandsOverRecordSplits(t *testing.T) {
 				t.Errorf("%s on %d threads: no hand-over, yet the close-up rebased none of the records' own row splits: the test does not exercise it", message, threads)
 			}
 			// Mode 2 waits for the second chunk to be under way before the
-			// first asks; the threads' timing may still defeat it.
+			// first asks; the threads' timing may still defeat it (under
+			// the load of a CI run, more often), so up to 20 batches.
 			mid := false
-			for try := 0; try < 5 && !mid; try++ {
+			for try := 0; try < 20 && !mid; try++ {
 				taken, handed, closeUp := decode(2)
 				if threads == 2 && taken == 1 && handed > 0 {
 					mid = true
@@ -122,7 +123,7 @@ func TestDecodeHandsOverRecordSplits(t *testing.T) {
 				mid = mid || threads > 2 && try >= 1
 			}
 			if !mid && runtime.NumCPU() > 1 {
-				t.Errorf("%s on %d threads: no hand-over taken in the middle of a chunk in 5 batches", message, threads)
+				t.Errorf("%s on %d threads: no hand-over taken in the middle of a chunk in 20 batches", message, threads)
 			}
 			// A batch whose first record is most of it.
 			sdata, soffsets := contiguous(skewed)
@@ -338,17 +339,31 @@ func TestHandOverStopsAtABadRecord(t *testing.T) {
 				t.Fatalf("%s at record %d on 1 thread: got %v, want a RecordError at that record", bad.name, at, want)
 			}
 			for _, threads := range []int{2, 3} {
-				testhook.Handover(2, 4)
-				taken0, _ := native.Handovers()
-				_, got := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
-				taken1, _ := native.Handovers()
-				testhook.Handover(0, 0)
-				if threads == 2 && at == len(good)-3 && taken1 == taken0 && runtime.NumCPU() > 1 {
-					t.Errorf("%s at record %d on 2 threads: no hand-over taken before it", bad.name, at)
+				// Late in the second chunk on 2 threads the bad record must
+				// be reached in the based walk, after a hand-over: whether
+				// the first thread is done in time is up to the scheduler
+				// (under the load of a CI run it was not, once), so the
+				// decode is repeated, up to 20 times, until one was taken;
+				// every decode must report the record.
+				tries := 1
+				if threads == 2 && at == len(good)-3 && runtime.NumCPU() > 1 {
+					tries = 20
 				}
-				var gotErr *RecordError
-				if !errors.As(got, &gotErr) || gotErr.Record != wantErr.Record || gotErr.Error() != wantErr.Error() {
-					t.Errorf("%s at record %d on %d threads: got %v, want %v", bad.name, at, threads, got, want)
+				taken := false
+				for try := 0; try < tries && !taken; try++ {
+					testhook.Handover(2, 4)
+					taken0, _ := native.Handovers()
+					_, got := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
+					taken1, _ := native.Handovers()
+					testhook.Handover(0, 0)
+					taken = taken1 > taken0
+					var gotErr *RecordError
+					if !errors.As(got, &gotErr) || gotErr.Record != wantErr.Record || gotErr.Error() != wantErr.Error() {
+						t.Errorf("%s at record %d on %d threads: got %v, want %v", bad.name, at, threads, got, want)
+					}
+				}
+				if tries > 1 && !taken {
+					t.Errorf("%s at record %d on 2 threads: no hand-over taken before it in %d decodes", bad.name, at, tries)
 				}
 			}
 		}
