@@ -11,10 +11,12 @@ own, its values), and compares values and row partitions with Go's.
 Run by `make test` (which builds the ops library first):
     .venv/bin/python -m pytest python/tests
 """
+import atexit
 import base64
 import gc
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -37,6 +39,7 @@ def go_fixture():
     global _fixture_dir
     if _fixture_dir is None:
         out = tempfile.mkdtemp(prefix="dataview-fixture-")
+        atexit.register(shutil.rmtree, out, True)
         env = dict(os.environ)
         env["PKG_CONFIG_PATH"] = os.path.join(ROOT, "build", "pkgconfig") + os.pathsep + env.get("PKG_CONFIG_PATH", "")
         subprocess.run(["go", "run", "./savedmodel/internal/dvfixture", "-o", out],

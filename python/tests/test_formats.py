@@ -9,9 +9,11 @@ a null list is an empty row, any other null an optional value (a list of
 Run by `make test`:
     .venv/bin/python -m pytest python/tests/test_formats.py
 """
+import atexit
 import json
 import math
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -30,7 +32,9 @@ def cli():
     """Builds the structtensor command once per session."""
     global _cli
     if _cli is None:
-        out = os.path.join(tempfile.mkdtemp(prefix="structtensor-cli-"), "structtensor")
+        d = tempfile.mkdtemp(prefix="structtensor-cli-")
+        atexit.register(shutil.rmtree, d, True)  # the binary is 60 MB: leave no copy behind
+        out = os.path.join(d, "structtensor")
         env = dict(os.environ)
         env["PKG_CONFIG_PATH"] = os.path.join(ROOT, "build", "pkgconfig") + os.pathsep + env.get("PKG_CONFIG_PATH", "")
         subprocess.run(["go", "build", "-o", out, "./cmd/structtensor"], cwd=ROOT, env=env, check=True)
