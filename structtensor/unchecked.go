@@ -93,23 +93,10 @@ func (p *RowPartition) setSplits(splits []int64) {
 // setVector makes t the vector of values (a typed numeric slice, shared),
 // its shape in shape (one element, of the block t lives in).
 func (t *Tensor) setVector(values any, shape []int) {
-	switch v := values.(type) {
-	case []bool:
-		t.dtype, shape[0] = Bool, len(v)
-	case []int32:
-		t.dtype, shape[0] = Int32, len(v)
-	case []uint32:
-		t.dtype, shape[0] = Uint32, len(v)
-	case []float32:
-		t.dtype, shape[0] = Float32, len(v)
-	case []int64:
-		t.dtype, shape[0] = Int64, len(v)
-	case []uint64:
-		t.dtype, shape[0] = Uint64, len(v)
-	case []float64:
-		t.dtype, shape[0] = Float64, len(v)
-	default:
+	t.dtype = dtypeOfSlice(values)
+	if t.dtype == Invalid {
 		panic(fmt.Sprintf("structtensor: unchecked column of %T", values))
 	}
+	shape[0] = sliceLen(values)
 	t.data, t.shape = values, shape
 }
