@@ -69,16 +69,54 @@ struct FieldPlan {
   std::unique_ptr<Cold> cold{new Cold};
 };
 
+// FieldKey is what the walk reads of a field at each of its occurrences,
+// in 16 bytes, held by the node's tag tables themselves (NodePlan::by_tag)
+// rather than found through them: a table of field indexes, then the
+// FieldPlan, were two cache lines a field occurrence, and on records that
+// touch hundreds of fields across dozens of nodes (sparse nested ones)
+// both missed the first-level cache about as often as the outputs did.
+// The FieldPlan stays for what is read rarely (defaults, oneofs, errors).
+struct alignas(16) FieldKey {
+  int32_t field = -1;      // index in NodePlan::fields; -1: none
+  int32_t target = -1;     // the child node of a message field, else the column
+  int32_t partition = -1;  // list fields (M_OPTIONAL, M_REPEATED)
+  uint8_t type = 0;
+  uint8_t mode = 0;
+  uint8_t wire = 0;
+  uint8_t bits = 0;  // kKeyMessage, kKeyUTF8, kKeyOneof
+  enum : uint8_t { kKeyMessage = 1, kKeyUTF8 = 2, kKeyOneof = 4 };
+
+  bool message() const { return bits & kKeyMessage; }
+  bool validate_utf8() const { return bits & kKeyUTF8; }
+  bool oneof() const { return bits & kKeyOneof; }
+
+  static FieldKey of(const FieldPlan& f, int32_t index) {
+    FieldKey k;
+    k.field = index;
+    k.target = f.message ? f.child : f.column;
+    k.partition = f.partition;
+    k.type = f.type;
+    k.mode = f.mode;
+    k.wire = f.wire;
+    k.bits = uint8_t((f.message ? kKeyMessage : 0) | (f.validate_utf8 ? kKeyUTF8 : 0) | (f.oneof ? kKeyOneof : 0));
+    return k;
+  }
+};
+static_assert(sizeof(FieldKey) == 16, "a FieldKey is 16 bytes, four to a cache line");
+
 struct NodePlan {
   std::string path;
   std::vector<FieldPlan> fields;
+  std::vector<FieldKey> keys;  // keys[i]: fields[i]'s
   std::vector<int32_t> dense;  // field number -> field index, -1 if none
-  int32_t by_tag[128];         // one-byte tag -> field index when the wire type is the field's own (or packed), else -1
+  // One-byte tag -> the key of the field when the wire type is the
+  // field's own (or packed); else a key with field -1.
+  FieldKey by_tag[128];
   // The same for two-byte tags (fields 16..2047), indexed by the tag's
   // value, up to the node's highest such field: wide messages' fields are
   // mostly past 15, and the general path (a varint read, its checks and
   // lookup) costs several times the table load.
-  std::vector<int32_t> by_tag2;
+  std::vector<FieldKey> by_tag2;
   std::vector<std::pair<uint32_t, int32_t>> sparse;  // sorted, numbers >= kDenseLimit
   // Absent fields cost nothing while an element is walked: a list field's
   // row splits and an implicit scalar's defaults are written when the
@@ -327,9 +365,10 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
       node.fields.push_back(std::move(f));
     }
     node.dense.assign(max_dense + 1, -1);
-    for (int32_t& t : node.by_tag) t = -1;
     for (size_t i = 0; i < node.fields.size(); i++) {
       const FieldPlan& f = node.fields[i];
+      const FieldKey key = FieldKey::of(f, int32_t(i));
+      node.keys.push_back(key);
       if (f.number < kDenseLimit) {
         if (node.dense[f.number] >= 0) PLAN_FAIL("plan: field %s: duplicate number", f.cold->path.c_str());
         node.dense[f.number] = int32_t(i);
@@ -337,13 +376,13 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
         // scalar, the packed form (W_LEN), which the walker tells apart.
         const bool packable = f.mode == M_REPEATED && !f.message && f.dtype != ST_STRING;
         if (f.number < 16) {
-          node.by_tag[(f.number << 3) | f.wire] = int32_t(i);
-          if (packable) node.by_tag[(f.number << 3) | W_LEN] = int32_t(i);
+          node.by_tag[(f.number << 3) | f.wire] = key;
+          if (packable) node.by_tag[(f.number << 3) | W_LEN] = key;
         } else if (f.number < kTwoByteTagLimit) {
           const size_t t = size_t(f.number) << 3;
-          if (node.by_tag2.size() <= t) node.by_tag2.resize(t + 8, -1);
-          node.by_tag2[t | f.wire] = int32_t(i);
-          if (packable) node.by_tag2[t | W_LEN] = int32_t(i);
+          if (node.by_tag2.size() <= t) node.by_tag2.resize(t + 8);
+          node.by_tag2[t | f.wire] = key;
+          if (packable) node.by_tag2[t | W_LEN] = key;
         }
       } else {
         node.sparse.emplace_back(f.number, int32_t(i));
