@@ -188,6 +188,51 @@ struct Column {
   }
 };
 
+// Slot holds the outputs of one field in a Decoder: its partition's row
+// splits (a list field), its column (a scalar) and what its splits count
+// from (Decoder::split_base). Storing a value of a list scalar, the common
+// case of sparse and wide records, touches the splits' buffer, the count
+// and the values' buffer: side by side in the slot's first cache line,
+// one first-level miss where the two arrays they were in before (columns,
+// partitions) took two.
+struct alignas(64) Slot {
+  Buf part;
+  Column col;
+  int64_t split_base = 0;
+};
+static_assert(sizeof(void*) != 8 || (offsetof(Slot, col) + offsetof(Column, vals) + 3 * sizeof(size_t) <= 64 &&
+                                     sizeof(Slot) == 128),
+              "a slot's splits buffer, count and values' buffer share its first cache line");
+
+// SlotArray presents one member of the slots as an array indexed by
+// column or partition (st_plan::col_slot, part_slot): what the walk does
+// not reach through a FieldKey's slot.
+template <class T, T Slot::*Member>
+class SlotArray {
+ public:
+  SlotArray() = default;
+  SlotArray(Slot* slots, const std::vector<int32_t>& at) : slots_(slots), at_(at.data()), n_(at.size()) {}
+  T& operator[](size_t i) const { return slots_[at_[i]].*Member; }
+  size_t size() const { return n_; }
+  struct iterator {
+    const SlotArray* a;
+    size_t i;
+    T& operator*() const { return (*a)[i]; }
+    iterator& operator++() {
+      i++;
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return i != o.i; }
+  };
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, n_}; }
+
+ private:
+  Slot* slots_ = nullptr;
+  const int32_t* at_ = nullptr;
+  size_t n_ = 0;
+};
+
 }  // namespace
 
 #endif  // STRUCTTENSOR_NATIVE_ENGINE_COLUMNS_H_

@@ -60,6 +60,7 @@ struct FieldPlan {
   int32_t column = -1;
   int32_t child = -1;
   int32_t partition = -1;
+  int32_t slot = -1;  // the field's outputs in a Decoder (Decoder::slots)
   uint64_t def_bits = 0;
   // Cold, out of line so that the hot part stays within a cache line.
   struct Cold {
@@ -76,10 +77,12 @@ struct FieldPlan {
 // touch hundreds of fields across dozens of nodes (sparse nested ones)
 // both missed the first-level cache about as often as the outputs did.
 // The FieldPlan stays for what is read rarely (defaults, oneofs, errors).
+// The outputs an occurrence writes are found by slot, the field's in a
+// Decoder, which holds its column and its partition's splits side by side.
 struct alignas(16) FieldKey {
-  int32_t field = -1;      // index in NodePlan::fields; -1: none
-  int32_t target = -1;     // the child node of a message field, else the column
-  int32_t partition = -1;  // list fields (M_OPTIONAL, M_REPEATED)
+  int32_t field = -1;  // index in NodePlan::fields; -1: none
+  int32_t child = -1;  // message fields: the child node
+  int32_t slot = -1;   // Decoder::slots
   uint8_t type = 0;
   uint8_t mode = 0;
   uint8_t wire = 0;
@@ -93,8 +96,8 @@ struct alignas(16) FieldKey {
   static FieldKey of(const FieldPlan& f, int32_t index) {
     FieldKey k;
     k.field = index;
-    k.target = f.message ? f.child : f.column;
-    k.partition = f.partition;
+    k.child = f.child;
+    k.slot = f.slot;
     k.type = f.type;
     k.mode = f.mode;
     k.wire = f.wire;
@@ -133,7 +136,7 @@ struct NodePlan {
   // The same for singular fields: end_element's common case (the field
   // was seen) reads only this.
   struct SingularSlot {
-    int32_t source;  // child node (message) or column
+    int32_t source;  // child node (message) or the field's slot (Decoder::slots)
     int32_t field;   // index in fields, for the default and errors
     bool message;
   };
@@ -188,6 +191,11 @@ struct st_plan {
   int64_t nparts = 0;
   int32_t noneofs = 0;
   std::vector<NodePlan> nodes;
+  // A Decoder keeps each field's outputs in a slot of its own, numbered
+  // in the order of the nodes and their fields; col_slot and part_slot
+  // find a column's and a partition's.
+  int32_t nslots = 0;
+  std::vector<int32_t> col_slot, part_slot;
 };
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -362,6 +370,7 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
         if (!r.ok) PLAN_FAIL("plan: field %s: truncated default", f.cold->path.c_str());
       }
       if (num < kDenseLimit) max_dense = std::max(max_dense, uint32_t(num));
+      f.slot = plan->nslots++;
       node.fields.push_back(std::move(f));
     }
     node.dense.assign(max_dense + 1, -1);
@@ -390,7 +399,7 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
       if (f.mode == M_IMPLICIT && !f.message) {
         node.implicit_scalars.push_back(int32_t(i));
       } else if (f.mode <= M_IMPLICIT) {
-        node.singular_slots.push_back({f.message ? f.child : f.column, int32_t(i), f.message});
+        node.singular_slots.push_back({f.message ? f.child : f.slot, int32_t(i), f.message});
       } else {
         node.list_slots.push_back({f.partition, f.message ? f.child : f.column, f.message});
       }
@@ -419,6 +428,15 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
   }
   for (size_t i = 0; i < part_used.size(); i++) {
     if (!part_used[i]) PLAN_FAIL("plan: partition %zu is not used by any field", i);
+  }
+  // Every column and partition is a field's (checked above), each of one.
+  plan->col_slot.assign(size_t(ncols), -1);
+  plan->part_slot.assign(size_t(nparts), -1);
+  for (const NodePlan& node : plan->nodes) {
+    for (const FieldPlan& f : node.fields) {
+      if (f.column >= 0) plan->col_slot[size_t(f.column)] = f.slot;
+      if (f.partition >= 0) plan->part_slot[size_t(f.partition)] = f.slot;
+    }
   }
   return plan.release();
 #undef PLAN_FAIL

@@ -17,8 +17,11 @@ namespace {
 
 struct Decoder {
   const st_plan* plan;
-  std::vector<Column> cols;
-  std::vector<Buf> parts;
+  // The outputs, a slot a field (Slot): the walk finds a field's by its
+  // key (FieldKey::slot), the rest of the engine by column or partition.
+  std::vector<Slot> slots;
+  SlotArray<Column, &Slot::col> cols;
+  SlotArray<Buf, &Slot::part> parts;
   // end_splits holds, per partition, the last split of a buffer that
   // leaves it out (Buf::end_elsewhere); empty when none does.
   std::vector<int64_t> end_splits;
@@ -28,8 +31,8 @@ struct Decoder {
   // (record_parts) the elements the chunks before it hold, so that the
   // rest of its splits are written final and the close-up need not
   // rebase them. Values read back subtract it: the walk itself counts
-  // from 0 either way. Apart from the Bufs, which stay 32 bytes.
-  std::vector<int64_t> split_base;
+  // from 0 either way. In the slots, beside the splits.
+  SlotArray<int64_t, &Slot::split_base> split_base;
   // record_parts lists the partitions placed by record (attach_part).
   std::vector<int32_t> record_parts;
   // The hand-over of a chunk after the first of a decode into lent
@@ -74,7 +77,12 @@ struct Decoder {
   const uint8_t* rec_end = nullptr;  // reads may look ahead up to here
 
   explicit Decoder(const st_plan* pl)
-      : plan(pl), cols(pl->col_dtype.size()), parts(size_t(pl->nparts)), split_base(size_t(pl->nparts)), counts(pl->nodes.size()) {
+      : plan(pl),
+        slots(size_t(pl->nslots)),
+        cols(slots.data(), pl->col_slot),
+        parts(slots.data(), pl->part_slot),
+        split_base(slots.data(), pl->part_slot),
+        counts(pl->nodes.size()) {
     for (size_t i = 0; i < cols.size(); i++) {
       cols[i].dtype = pl->col_dtype[i];
       cols[i].shift = shift_of(cols[i].dtype);
@@ -96,7 +104,7 @@ struct Decoder {
       p.push<int64_t>(0);
     }
     std::fill(counts.begin(), counts.end(), 0);
-    std::fill(split_base.begin(), split_base.end(), 0);
+    for (Slot& s : slots) s.split_base = 0;
     record_parts.clear();
     handover.store(kHandoverOpen, std::memory_order_relaxed);
     walked.store(0, std::memory_order_relaxed);
@@ -216,7 +224,8 @@ struct Decoder {
   // key_of returns the number of values a singular field's column or child
   // had before the current element: a value past it is this element's.
   int64_t singular_key(const FieldKey& k, int32_t node) const {
-    return k.mode <= M_IMPLICIT ? counts[size_t(node)] : parts[size_t(k.partition)].last_i64() - split_base[size_t(k.partition)];
+    const Slot& s = slots[size_t(k.slot)];
+    return k.mode <= M_IMPLICIT ? counts[size_t(node)] : s.part.last_i64() - s.split_base;
   }
 
   // truncate_node drops the elements of node from the n-th on. Outputs
@@ -273,10 +282,10 @@ struct Decoder {
   __attribute__((always_inline)) inline bool end_element(int32_t node, const uint8_t* at) {
     const NodePlan& np = plan->nodes[size_t(node)];
     int64_t* const cnt = counts.data();
-    Column* const cs = cols.data();
+    Slot* const ss_slots = slots.data();
     const int64_t idx = cnt[node];
     for (const NodePlan::SingularSlot& ss : np.singular_slots) {
-      int64_t have = ss.message ? cnt[ss.source] : cs[ss.source].count();
+      int64_t have = ss.message ? cnt[ss.source] : ss_slots[ss.source].col.count();
       if (__builtin_expect(have > idx, 1)) continue;
       if (!fill_default(np.fields[size_t(ss.field)], at)) return false;
     }
@@ -300,16 +309,17 @@ struct Decoder {
   template <bool Based>
   __attribute__((always_inline)) inline bool catch_up(const FieldKey& k, const FieldPlan& f, int32_t node) {
     const int64_t idx = counts[size_t(node)];
+    Slot& s = slots[size_t(k.slot)];
     if (k.mode >= M_OPTIONAL) {
-      Buf& sp = parts[size_t(k.partition)];
+      Buf& sp = s.part;
       const size_t want = size_t(idx + 1) * 8;
       if (__builtin_expect(sp.len < want, 1)) {
-        const int64_t v = k.message() ? counts[size_t(k.target)] : cols[size_t(k.target)].count();
-        append_splits(sp, (want - sp.len) / 8, Based ? v + split_base[size_t(k.partition)] : v);
+        const int64_t v = k.message() ? counts[size_t(k.child)] : s.col.count();
+        append_splits(sp, (want - sp.len) / 8, Based ? v + s.split_base : v);
         return true;
       }
     } else if (k.mode == M_IMPLICIT && !k.message()) {
-      Column& c = cols[size_t(k.target)];
+      Column& c = s.col;
       if (c.count() < idx) fill_defaults(f, c, idx);
     }
     return false;
@@ -423,7 +433,7 @@ struct Decoder {
   // mode; fresh: the current element holds no value of it (catch_up).
   template <class T>
   __attribute__((always_inline)) inline void put(const FieldKey& k, int32_t node, bool fresh, T v) {
-    Column& c = cols[size_t(k.target)];
+    Column& c = slots[size_t(k.slot)].col;
     if (!fresh && k.mode != M_REPEATED && c.count() > singular_key(k, node)) c.drop_last();
     c.push<T>(v);
   }
@@ -472,7 +482,7 @@ struct Decoder {
   template <class V, class Conv>
   const uint8_t* packed_varints(const FieldKey& key, const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs, Conv conv) {
     using T = typename V::T;
-    Column& c = cols[size_t(key.target)];
+    Column& c = slots[size_t(key.slot)].col;
     // Every value takes at least one byte: reserve for the worst case
     // rather than counting terminators first, while it fits.
     size_t n = size_t(q - p);
@@ -570,7 +580,7 @@ struct Decoder {
   const uint8_t* packed_fixed(const FieldKey& k, const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
     size_t n = size_t(q - p);
     if (n % sizeof(T)) return fail(ST_ERR_MALFORMED, fs, "packed fixed-width field length is not a multiple of the width", f.cold->path);
-    Column& c = cols[size_t(k.target)];
+    Column& c = slots[size_t(k.slot)].col;
     c.vals.append_short(p, n, rec_end);
     c.n += int64_t(n / sizeof(T));
     return q;
@@ -717,7 +727,7 @@ struct Decoder {
           p = read_varint_lim(p, end, rec_end, &len);
           if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
           if (k.validate_utf8() && !valid_utf8(p, size_t(len))) return fail(ST_ERR_UTF8, fs, "invalid UTF-8 in string", f.cold->path);
-          Column& c = cols[size_t(k.target)];
+          Column& c = slots[size_t(k.slot)].col;
           if (!fresh && k.mode != M_REPEATED && c.count() > singular_key(k, node)) c.drop_last();
           c.push_string(p, size_t(len), rec_end);
           p += len;
@@ -727,18 +737,18 @@ struct Decoder {
           __builtin_unreachable();
         case T_MESSAGE: case T_GROUP: {
           if (uint32_t(depth + 1) > plan->max_depth) return fail(ST_ERR_DEPTH, fs, "nesting deeper than the limit", f.cold->path);
-          if (!fresh && k.mode != M_REPEATED && counts[size_t(k.target)] > singular_key(k, node)) reopen(k.target);
+          if (!fresh && k.mode != M_REPEATED && counts[size_t(k.child)] > singular_key(k, node)) reopen(k.child);
           if (k.type == T_GROUP) {
-            p = parse_message(k.target, p, end, depth + 1, num);
+            p = parse_message(k.child, p, end, depth + 1, num);
             if (!p) return nullptr;
-            if (!end_element(k.target, fs)) return nullptr;
+            if (!end_element(k.child, fs)) return nullptr;
           } else {
             uint64_t len;
             p = read_varint_lim(p, end, rec_end, &len);
             if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
             const uint8_t* q = p + len;
-            if (!parse_message(k.target, p, q, depth + 1, 0)) return nullptr;
-            if (!end_element(k.target, fs)) return nullptr;
+            if (!parse_message(k.child, p, q, depth + 1, 0)) return nullptr;
+            if (!end_element(k.child, fs)) return nullptr;
             p = q;
           }
           break;
