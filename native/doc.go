@@ -49,6 +49,21 @@
 // field's "seen in this element" test, oneof clearing, truncation) reads
 // a lagging one as "nothing since".
 //
+// What a field occurrence touches is kept to two cache lines besides the
+// ends of its outputs, for records that touch hundreds of fields across
+// dozens of nodes, where each line is most often a first-level miss. A
+// node's tag table (one-byte tags, and two-byte ones up to field 2047)
+// holds the field's key itself (type, mode, wire type, child node, 16
+// bytes), not an index to its plan; nodes with equal keys (one message
+// type projected alike, wherever it occurs) share one table, since a key
+// names its child relative to its node and its outputs by field index in
+// the node's run of slots. A decoder keeps each field's outputs in a slot
+// of 128 bytes: the row splits buffer of a list field, then the column's
+// count and values' buffer, in the slot's first cache line. callgrind on
+// sparse nested records (30 sections of one type, 20 optional fields
+// each, a few set a record): the walk's first-level read misses fell from
+// 5.9M to 2.2M on 4 MB, and the decode rate rose by about a fifth.
+//
 // Protobuf's merge semantics fall out of the layout. Whether a singular
 // field was already seen in the current element is a comparison of its
 // column's length with the element's start, so "last scalar wins" is an

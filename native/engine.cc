@@ -27,6 +27,7 @@
 #include <system_error>
 #include <thread>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "include/structtensor_native.h"
@@ -785,6 +786,7 @@ int32_t st_test_packed_tier(int32_t tier, int32_t no_pext) {
 
 int64_t st_plan_num_columns(const st_plan* plan) { return plan ? int64_t(plan->col_dtype.size()) : -1; }
 int64_t st_plan_num_partitions(const st_plan* plan) { return plan ? plan->nparts : -1; }
+int64_t st_plan_num_tag_tables(const st_plan* plan) { return plan ? int64_t(plan->tag_tables.size()) : -1; }
 int32_t st_plan_column_dtype(const st_plan* plan, int64_t c) {
   if (!plan || c < 0 || c >= int64_t(plan->col_dtype.size())) return 0;
   return plan->col_dtype[size_t(c)];

@@ -71,18 +71,19 @@ struct FieldPlan {
 };
 
 // FieldKey is what the walk reads of a field at each of its occurrences,
-// in 16 bytes, held by the node's tag tables themselves (NodePlan::by_tag)
-// rather than found through them: a table of field indexes, then the
-// FieldPlan, were two cache lines a field occurrence, and on records that
-// touch hundreds of fields across dozens of nodes (sparse nested ones)
-// both missed the first-level cache about as often as the outputs did.
-// The FieldPlan stays for what is read rarely (defaults, oneofs, errors).
-// The outputs an occurrence writes are found by slot, the field's in a
-// Decoder, which holds its column and its partition's splits side by side.
+// in 16 bytes, held by the node's tag tables themselves (TagTable) rather
+// than found through them: a table of field indexes, then the FieldPlan,
+// were two cache lines a field occurrence, and on records that touch
+// hundreds of fields across dozens of nodes (sparse nested ones) both
+// missed the first-level cache about as often as the outputs did. The
+// FieldPlan stays for what is read rarely (defaults, oneofs, errors).
+// A key holds nothing of its node's place in the plan (the child is
+// counted from the node, the outputs are the node's slots, from
+// NodePlan::slot_base, in field order), so that nodes of one message type
+// share one table (below).
 struct alignas(16) FieldKey {
-  int32_t field = -1;  // index in NodePlan::fields; -1: none
-  int32_t child = -1;  // message fields: the child node
-  int32_t slot = -1;   // Decoder::slots
+  int32_t field = -1;        // index in NodePlan::fields; -1: none
+  int32_t child_offset = 0;  // message fields: the child node's index less the node's
   uint8_t type = 0;
   uint8_t mode = 0;
   uint8_t wire = 0;
@@ -93,25 +94,29 @@ struct alignas(16) FieldKey {
   bool validate_utf8() const { return bits & kKeyUTF8; }
   bool oneof() const { return bits & kKeyOneof; }
 
-  static FieldKey of(const FieldPlan& f, int32_t index) {
+  static FieldKey of(const FieldPlan& f, int32_t index, int32_t node) {
     FieldKey k;
     k.field = index;
-    k.child = f.child;
-    k.slot = f.slot;
+    k.child_offset = f.message ? f.child - node : 0;
     k.type = f.type;
     k.mode = f.mode;
     k.wire = f.wire;
     k.bits = uint8_t((f.message ? kKeyMessage : 0) | (f.validate_utf8 ? kKeyUTF8 : 0) | (f.oneof ? kKeyOneof : 0));
     return k;
   }
+  bool operator==(const FieldKey& o) const {
+    return field == o.field && child_offset == o.child_offset && type == o.type && mode == o.mode && wire == o.wire &&
+           bits == o.bits;
+  }
 };
 static_assert(sizeof(FieldKey) == 16, "a FieldKey is 16 bytes, four to a cache line");
 
-struct NodePlan {
-  std::string path;
-  std::vector<FieldPlan> fields;
-  std::vector<FieldKey> keys;  // keys[i]: fields[i]'s
-  std::vector<int32_t> dense;  // field number -> field index, -1 if none
+// TagTable finds a node's fields by tag. Nodes whose tables are equal (a
+// message type used by many fields, as in records with dozens of
+// sections of one type) share one: what the walk reads of the plan for
+// them stays one table's few cache lines, however many nodes use it.
+struct TagTable {
+  std::vector<FieldKey> keys;  // keys[i]: NodePlan::fields[i]'s
   // One-byte tag -> the key of the field when the wire type is the
   // field's own (or packed); else a key with field -1.
   FieldKey by_tag[128];
@@ -120,6 +125,28 @@ struct NodePlan {
   // mostly past 15, and the general path (a varint read, its checks and
   // lookup) costs several times the table load.
   std::vector<FieldKey> by_tag2;
+
+  bool operator==(const TagTable& o) const {
+    return keys == o.keys && by_tag2 == o.by_tag2 && std::equal(std::begin(by_tag), std::end(by_tag), std::begin(o.by_tag));
+  }
+  uint64_t hash() const {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    for (const FieldKey& k : keys) {
+      mix(uint64_t(uint32_t(k.field)) | uint64_t(uint32_t(k.child_offset)) << 32);
+      mix(uint64_t(k.type) | uint64_t(k.mode) << 8 | uint64_t(k.wire) << 16 | uint64_t(k.bits) << 24);
+    }
+    mix(by_tag2.size());
+    return h;
+  }
+};
+
+struct NodePlan {
+  std::string path;
+  std::vector<FieldPlan> fields;
+  const TagTable* tags = nullptr;  // st_plan::tag_tables'
+  int32_t slot_base = 0;           // fields[i]'s outputs: Decoder::slots[slot_base + i]
+  std::vector<int32_t> dense;      // field number -> field index, -1 if none
   std::vector<std::pair<uint32_t, int32_t>> sparse;  // sorted, numbers >= kDenseLimit
   // Absent fields cost nothing while an element is walked: a list field's
   // row splits and an implicit scalar's defaults are written when the
@@ -196,6 +223,7 @@ struct st_plan {
   // find a column's and a partition's.
   int32_t nslots = 0;
   std::vector<int32_t> col_slot, part_slot;
+  std::vector<std::unique_ptr<TagTable>> tag_tables;  // the nodes' (NodePlan::tags), each once
 };
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -313,6 +341,7 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
   if (!r.ok || nnodes == 0 || nnodes > uint64_t(r.end - r.p) + 1) PLAN_FAIL("plan: bad node count");
   plan->nodes.resize(size_t(nnodes));
   std::vector<uint8_t> col_used(static_cast<size_t>(ncols)), part_used(static_cast<size_t>(nparts));
+  std::unordered_multimap<uint64_t, size_t> tag_index;  // TagTable::hash -> index in plan->tag_tables
   for (uint64_t ni = 0; ni < nnodes; ni++) {
     NodePlan& node = plan->nodes[size_t(ni)];
     node.path = r.str();
@@ -374,10 +403,11 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
       node.fields.push_back(std::move(f));
     }
     node.dense.assign(max_dense + 1, -1);
+    std::unique_ptr<TagTable> tags(new TagTable);
     for (size_t i = 0; i < node.fields.size(); i++) {
       const FieldPlan& f = node.fields[i];
-      const FieldKey key = FieldKey::of(f, int32_t(i));
-      node.keys.push_back(key);
+      const FieldKey key = FieldKey::of(f, int32_t(i), int32_t(ni));
+      tags->keys.push_back(key);
       if (f.number < kDenseLimit) {
         if (node.dense[f.number] >= 0) PLAN_FAIL("plan: field %s: duplicate number", f.cold->path.c_str());
         node.dense[f.number] = int32_t(i);
@@ -385,13 +415,13 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
         // scalar, the packed form (W_LEN), which the walker tells apart.
         const bool packable = f.mode == M_REPEATED && !f.message && f.dtype != ST_STRING;
         if (f.number < 16) {
-          node.by_tag[(f.number << 3) | f.wire] = key;
-          if (packable) node.by_tag[(f.number << 3) | W_LEN] = key;
+          tags->by_tag[(f.number << 3) | f.wire] = key;
+          if (packable) tags->by_tag[(f.number << 3) | W_LEN] = key;
         } else if (f.number < kTwoByteTagLimit) {
           const size_t t = size_t(f.number) << 3;
-          if (node.by_tag2.size() <= t) node.by_tag2.resize(t + 8);
-          node.by_tag2[t | f.wire] = key;
-          if (packable) node.by_tag2[t | W_LEN] = key;
+          if (tags->by_tag2.size() <= t) tags->by_tag2.resize(t + 8);
+          tags->by_tag2[t | f.wire] = key;
+          if (packable) tags->by_tag2[t | W_LEN] = key;
         }
       } else {
         node.sparse.emplace_back(f.number, int32_t(i));
@@ -409,6 +439,21 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
         node.oneofs[f.oneof - 1].push_back(int32_t(i));
       }
     }
+    // An equal table already made is shared (tag_index: by hash).
+    const uint64_t h = tags->hash();
+    for (auto range = tag_index.equal_range(h); range.first != range.second; ++range.first) {
+      const TagTable* t = plan->tag_tables[range.first->second].get();
+      if (*t == *tags) {
+        node.tags = t;
+        break;
+      }
+    }
+    if (!node.tags) {
+      tag_index.emplace(h, plan->tag_tables.size());
+      node.tags = tags.get();
+      plan->tag_tables.push_back(std::move(tags));
+    }
+    node.slot_base = node.fields.empty() ? plan->nslots : node.fields[0].slot;
     int32_t base = plan->noneofs;
     for (FieldPlan& f : node.fields) {
       if (f.oneof) f.oneof_id = base + int32_t(f.oneof) - 1;

@@ -223,8 +223,7 @@ struct Decoder {
 
   // key_of returns the number of values a singular field's column or child
   // had before the current element: a value past it is this element's.
-  int64_t singular_key(const FieldKey& k, int32_t node) const {
-    const Slot& s = slots[size_t(k.slot)];
+  int64_t singular_key(const FieldKey& k, const Slot& s, int32_t node) const {
     return k.mode <= M_IMPLICIT ? counts[size_t(node)] : s.part.last_i64() - s.split_base;
   }
 
@@ -307,14 +306,13 @@ struct Decoder {
   // split_base (the root of a decoder that took the hand-over:
   // parse_message<true>).
   template <bool Based>
-  __attribute__((always_inline)) inline bool catch_up(const FieldKey& k, const FieldPlan& f, int32_t node) {
+  __attribute__((always_inline)) inline bool catch_up(const FieldKey& k, const FieldPlan& f, Slot& s, int32_t node) {
     const int64_t idx = counts[size_t(node)];
-    Slot& s = slots[size_t(k.slot)];
     if (k.mode >= M_OPTIONAL) {
       Buf& sp = s.part;
       const size_t want = size_t(idx + 1) * 8;
       if (__builtin_expect(sp.len < want, 1)) {
-        const int64_t v = k.message() ? counts[size_t(k.child)] : s.col.count();
+        const int64_t v = k.message() ? counts[size_t(node + k.child_offset)] : s.col.count();
         append_splits(sp, (want - sp.len) / 8, Based ? v + s.split_base : v);
         return true;
       }
@@ -432,9 +430,9 @@ struct Decoder {
   // put stores one decoded scalar of field k (of a node) honouring its
   // mode; fresh: the current element holds no value of it (catch_up).
   template <class T>
-  __attribute__((always_inline)) inline void put(const FieldKey& k, int32_t node, bool fresh, T v) {
-    Column& c = slots[size_t(k.slot)].col;
-    if (!fresh && k.mode != M_REPEATED && c.count() > singular_key(k, node)) c.drop_last();
+  __attribute__((always_inline)) inline void put(const FieldKey& k, Slot& s, int32_t node, bool fresh, T v) {
+    Column& c = s.col;
+    if (!fresh && k.mode != M_REPEATED && c.count() > singular_key(k, s, node)) c.drop_last();
     c.push<T>(v);
   }
 
@@ -480,9 +478,9 @@ struct Decoder {
   }
 
   template <class V, class Conv>
-  const uint8_t* packed_varints(const FieldKey& key, const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs, Conv conv) {
+  const uint8_t* packed_varints(Slot& s, const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs, Conv conv) {
     using T = typename V::T;
-    Column& c = slots[size_t(key.slot)].col;
+    Column& c = s.col;
     // Every value takes at least one byte: reserve for the worst case
     // rather than counting terminators first, while it fits.
     size_t n = size_t(q - p);
@@ -577,10 +575,10 @@ struct Decoder {
 
 
   template <class T>
-  const uint8_t* packed_fixed(const FieldKey& k, const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
+  const uint8_t* packed_fixed(Slot& s, const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
     size_t n = size_t(q - p);
     if (n % sizeof(T)) return fail(ST_ERR_MALFORMED, fs, "packed fixed-width field length is not a multiple of the width", f.cold->path);
-    Column& c = slots[size_t(k.slot)].col;
+    Column& c = s.col;
     c.vals.append_short(p, n, rec_end);
     c.n += int64_t(n / sizeof(T));
     return q;
@@ -593,15 +591,15 @@ struct Decoder {
   // tfexample and elwc 10% (bench, ours-1t, AVX-512 and AVX2 alike) with
   // none of their instructions changed; padded back, or with this, they
   // were as fast as before.
-  __attribute__((aligned(4096))) const uint8_t* packed(const FieldKey& k, const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
+  __attribute__((aligned(4096))) const uint8_t* packed(const FieldKey& k, Slot& s, const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
     switch (k.type) {
-      case T_INT64: case T_UINT64: return packed_varints<VecU64>(k, f, p, q, fs, as_u64);
-      case T_INT32: case T_UINT32: case T_ENUM: return packed_varints<VecU32>(k, f, p, q, fs, as_u32);
-      case T_SINT32: return packed_varints<VecZigzag32>(k, f, p, q, fs, zigzag32);
-      case T_SINT64: return packed_varints<VecZigzag64>(k, f, p, q, fs, zigzag64);
-      case T_BOOL: return packed_varints<VecBool>(k, f, p, q, fs, as_bool);
-      case T_DOUBLE: case T_FIXED64: case T_SFIXED64: return packed_fixed<uint64_t>(k, f, p, q, fs);
-      case T_FLOAT: case T_FIXED32: case T_SFIXED32: return packed_fixed<uint32_t>(k, f, p, q, fs);
+      case T_INT64: case T_UINT64: return packed_varints<VecU64>(s, f, p, q, fs, as_u64);
+      case T_INT32: case T_UINT32: case T_ENUM: return packed_varints<VecU32>(s, f, p, q, fs, as_u32);
+      case T_SINT32: return packed_varints<VecZigzag32>(s, f, p, q, fs, zigzag32);
+      case T_SINT64: return packed_varints<VecZigzag64>(s, f, p, q, fs, zigzag64);
+      case T_BOOL: return packed_varints<VecBool>(s, f, p, q, fs, as_bool);
+      case T_DOUBLE: case T_FIXED64: case T_SFIXED64: return packed_fixed<uint64_t>(s, f, p, q, fs);
+      case T_FLOAT: case T_FIXED32: case T_SFIXED32: return packed_fixed<uint32_t>(s, f, p, q, fs);
     }
     return fail(ST_ERR_WIRE_TYPE, fs, "packed encoding for a non-scalar field", f.cold->path);
   }
@@ -610,24 +608,24 @@ struct Decoder {
   // element of node) at p, store it (put) and return the position after
   // it, or nullptr on error (naming f's path).
   template <class T, class Conv>
-  __attribute__((always_inline)) inline const uint8_t* varint_field(const FieldKey& k, const FieldPlan& f, int32_t node, bool fresh,
+  __attribute__((always_inline)) inline const uint8_t* varint_field(const FieldKey& k, const FieldPlan& f, Slot& s, int32_t node, bool fresh,
                                                                     const uint8_t* p, const uint8_t* end, const uint8_t* fs, Conv conv) {
     uint64_t v;
     const uint8_t* start = p;
     // A bool is all but always one byte: the one-byte test predicts well.
     p = sizeof(T) == 1 ? read_varint_lim(p, end, rec_end, &v) : read_varint_value(p, end, rec_end, &v);
     if (!p) return fail(ST_ERR_MALFORMED, fs, varint_failure(start, end, false), f.cold->path);
-    put<T>(k, node, fresh, conv(v));
+    put<T>(k, s, node, fresh, conv(v));
     return p;
   }
   template <class T>
-  __attribute__((always_inline)) inline const uint8_t* fixed_field(const FieldKey& k, const FieldPlan& f, int32_t node, bool fresh,
+  __attribute__((always_inline)) inline const uint8_t* fixed_field(const FieldKey& k, const FieldPlan& f, Slot& s, int32_t node, bool fresh,
                                                                    const uint8_t* p, const uint8_t* end, const uint8_t* fs,
                                                                    const char* truncated) {
     if (size_t(end - p) < sizeof(T)) return fail(ST_ERR_MALFORMED, fs, truncated, f.cold->path);
     T x;
     memcpy(&x, p, sizeof(T));
-    put<T>(k, node, fresh, x);
+    put<T>(k, s, node, fresh, x);
     return p + sizeof(T);
   }
 
@@ -643,6 +641,9 @@ struct Decoder {
   const uint8_t* parse_message(int32_t node, const uint8_t* p, const uint8_t* end, int depth, uint64_t group) {
     const NodePlan& np = plan->nodes[size_t(node)];
     while (p < end) {
+      // Read through np at each field rather than kept in registers: the
+      // loop has few to spare (on recipe records, +5% instructions).
+      const TagTable& tags = *np.tags;
       const uint8_t* fs = p;
       const FieldKey* key;
       uint64_t num;
@@ -653,7 +654,7 @@ struct Decoder {
       // the field's key itself. Anything else (other fields, other wire
       // types, longer or malformed tags) takes the general path.
       if (*p < 0x80) {
-        key = &np.by_tag[*p];
+        key = &tags.by_tag[*p];
         if (key->field >= 0) {
           num = *p >> 3;
           wt = *p & 7;
@@ -662,7 +663,7 @@ struct Decoder {
         }
       } else if (end - p >= 2 && p[1] < 0x80) {
         const uint32_t t = (uint32_t(*p) & 0x7f) | (uint32_t(p[1]) << 7);
-        if (t < np.by_tag2.size() && (key = &np.by_tag2[t])->field >= 0) {
+        if (t < tags.by_tag2.size() && (key = &tags.by_tag2[t])->field >= 0) {
           num = t >> 3;
           wt = t & 7;
           p += 2;
@@ -688,14 +689,15 @@ struct Decoder {
         if (!p) return nullptr;
         continue;
       }
-      key = &np.keys[size_t(fi)];
+      key = &tags.keys[size_t(fi)];
       }
     field:
       // k is what each occurrence reads; f, only what errors, defaults
       // and oneofs need.
       const FieldKey& k = *key;
       const FieldPlan& f = np.fields[size_t(k.field)];
-      const bool fresh = catch_up<Based>(k, f, node);
+      Slot& s = slots[size_t(np.slot_base + k.field)];
+      const bool fresh = catch_up<Based>(k, f, s, node);
       if (k.oneof()) {
         OneofMark& m = oneof_marks[size_t(f.oneof_id)];
         int64_t e = counts[size_t(node)];
@@ -708,27 +710,27 @@ struct Decoder {
           uint64_t len;
           p = read_varint_lim(p, end, rec_end, &len);
           if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
-          p = packed(k, f, p, p + len, fs);
+          p = packed(k, s, f, p, p + len, fs);
           if (!p) return nullptr;
           continue;
         }
         return fail(ST_ERR_WIRE_TYPE, fs, "wrong wire type", f.cold->path);
       }
       switch (k.type) {
-        case T_INT64: case T_UINT64: p = varint_field<uint64_t>(k, f, node, fresh, p, end, fs, as_u64); break;
-        case T_INT32: case T_UINT32: case T_ENUM: p = varint_field<uint32_t>(k, f, node, fresh, p, end, fs, as_u32); break;
-        case T_SINT32: p = varint_field<int32_t>(k, f, node, fresh, p, end, fs, zigzag32); break;
-        case T_SINT64: p = varint_field<int64_t>(k, f, node, fresh, p, end, fs, zigzag64); break;
-        case T_BOOL: p = varint_field<uint8_t>(k, f, node, fresh, p, end, fs, as_bool); break;
-        case T_DOUBLE: case T_FIXED64: case T_SFIXED64: p = fixed_field<uint64_t>(k, f, node, fresh, p, end, fs, "truncated fixed64"); break;
-        case T_FLOAT: case T_FIXED32: case T_SFIXED32: p = fixed_field<uint32_t>(k, f, node, fresh, p, end, fs, "truncated fixed32"); break;
+        case T_INT64: case T_UINT64: p = varint_field<uint64_t>(k, f, s, node, fresh, p, end, fs, as_u64); break;
+        case T_INT32: case T_UINT32: case T_ENUM: p = varint_field<uint32_t>(k, f, s, node, fresh, p, end, fs, as_u32); break;
+        case T_SINT32: p = varint_field<int32_t>(k, f, s, node, fresh, p, end, fs, zigzag32); break;
+        case T_SINT64: p = varint_field<int64_t>(k, f, s, node, fresh, p, end, fs, zigzag64); break;
+        case T_BOOL: p = varint_field<uint8_t>(k, f, s, node, fresh, p, end, fs, as_bool); break;
+        case T_DOUBLE: case T_FIXED64: case T_SFIXED64: p = fixed_field<uint64_t>(k, f, s, node, fresh, p, end, fs, "truncated fixed64"); break;
+        case T_FLOAT: case T_FIXED32: case T_SFIXED32: p = fixed_field<uint32_t>(k, f, s, node, fresh, p, end, fs, "truncated fixed32"); break;
         case T_STRING: case T_BYTES: {
           uint64_t len;
           p = read_varint_lim(p, end, rec_end, &len);
           if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
           if (k.validate_utf8() && !valid_utf8(p, size_t(len))) return fail(ST_ERR_UTF8, fs, "invalid UTF-8 in string", f.cold->path);
-          Column& c = slots[size_t(k.slot)].col;
-          if (!fresh && k.mode != M_REPEATED && c.count() > singular_key(k, node)) c.drop_last();
+          Column& c = s.col;
+          if (!fresh && k.mode != M_REPEATED && c.count() > singular_key(k, s, node)) c.drop_last();
           c.push_string(p, size_t(len), rec_end);
           p += len;
           break;
@@ -737,18 +739,19 @@ struct Decoder {
           __builtin_unreachable();
         case T_MESSAGE: case T_GROUP: {
           if (uint32_t(depth + 1) > plan->max_depth) return fail(ST_ERR_DEPTH, fs, "nesting deeper than the limit", f.cold->path);
-          if (!fresh && k.mode != M_REPEATED && counts[size_t(k.child)] > singular_key(k, node)) reopen(k.child);
+          const int32_t child = node + k.child_offset;
+          if (!fresh && k.mode != M_REPEATED && counts[size_t(child)] > singular_key(k, s, node)) reopen(child);
           if (k.type == T_GROUP) {
-            p = parse_message(k.child, p, end, depth + 1, num);
+            p = parse_message(child, p, end, depth + 1, num);
             if (!p) return nullptr;
-            if (!end_element(k.child, fs)) return nullptr;
+            if (!end_element(child, fs)) return nullptr;
           } else {
             uint64_t len;
             p = read_varint_lim(p, end, rec_end, &len);
             if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
             const uint8_t* q = p + len;
-            if (!parse_message(k.child, p, q, depth + 1, 0)) return nullptr;
-            if (!end_element(k.child, fs)) return nullptr;
+            if (!parse_message(child, p, q, depth + 1, 0)) return nullptr;
+            if (!end_element(child, fs)) return nullptr;
             p = q;
           }
           break;

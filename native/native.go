@@ -134,6 +134,16 @@ func (p *Plan) NumPartitions() int {
 	return n
 }
 
+// NumTagTables returns how many field tables the plan's nodes use: nodes
+// with equal fields (one message type, projected alike) share one, so
+// that the walk over many of them reads one table's few cache lines. A
+// diagnostic.
+func (p *Plan) NumTagTables() int {
+	n := int(C.st_plan_num_tag_tables(p.p))
+	runtime.KeepAlive(p)
+	return n
+}
+
 // ColumnDType returns the element type of column c (the numbering of
 // structtensor.DType), or 0 for a bad index.
 func (p *Plan) ColumnDType(c int) uint8 {

@@ -114,6 +114,10 @@ void st_test_fail_thread_starts(int32_t fail);
 int32_t st_test_packed_tier(int32_t tier, int32_t no_pext);
 int64_t st_plan_num_columns(const st_plan* plan);
 int64_t st_plan_num_partitions(const st_plan* plan);
+/* st_plan_num_tag_tables returns how many field tables the plan's nodes
+ * use: nodes with equal fields (one message type, projected alike) share
+ * one. A diagnostic. */
+int64_t st_plan_num_tag_tables(const st_plan* plan);
 int32_t st_plan_column_dtype(const st_plan* plan, int64_t column); /* ST_BOOL..ST_STRING, or 0 */
 
 /* Decoding. Record i is ptrs[i][0:lens[i]] (TensorFlow string tensors hand
