@@ -221,6 +221,13 @@ struct Decoder {
     return nullptr;
   }
 
+  // fail_field is fail naming the path of field k of node np: the walk
+  // reads a field's FieldPlan only on such cold paths.
+  __attribute__((noinline, cold)) std::nullptr_t fail_field(int32_t c, const uint8_t* at, const char* what, const NodePlan& np,
+                                                             const FieldKey& k) {
+    return fail(c, at, what, np.fields[size_t(k.field)].cold->path);
+  }
+
   // key_of returns the number of values a singular field's column or child
   // had before the current element: a value past it is this element's.
   int64_t singular_key(const FieldKey& k, const Slot& s, int32_t node) const {
@@ -306,7 +313,7 @@ struct Decoder {
   // split_base (the root of a decoder that took the hand-over:
   // parse_message<true>).
   template <bool Based>
-  __attribute__((always_inline)) inline bool catch_up(const FieldKey& k, const FieldPlan& f, Slot& s, int32_t node) {
+  __attribute__((always_inline)) inline bool catch_up(const FieldKey& k, const NodePlan& np, Slot& s, int32_t node) {
     const int64_t idx = counts[size_t(node)];
     if (k.mode >= M_OPTIONAL) {
       Buf& sp = s.part;
@@ -318,7 +325,7 @@ struct Decoder {
       }
     } else if (k.mode == M_IMPLICIT && !k.message()) {
       Column& c = s.col;
-      if (c.count() < idx) fill_defaults(f, c, idx);
+      if (c.count() < idx) fill_defaults(np.fields[size_t(k.field)], c, idx);
     }
     return false;
   }
@@ -478,7 +485,7 @@ struct Decoder {
   }
 
   template <class V, class Conv>
-  const uint8_t* packed_varints(Slot& s, const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs, Conv conv) {
+  const uint8_t* packed_varints(const FieldKey& key, Slot& s, const NodePlan& np, const uint8_t* p, const uint8_t* q, const uint8_t* fs, Conv conv) {
     using T = typename V::T;
     Column& c = s.col;
     // Every value takes at least one byte: reserve for the worst case
@@ -528,7 +535,7 @@ struct Decoder {
 #if ST_X86_64
       if (vector) {
         p = varints_avx512<V>(p, q, out, &k);
-        if (p < q && !slow()) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
+        if (p < q && !slow()) return fail_field(ST_ERR_MALFORMED, fs, "truncated varint in packed field", np, key);
         continue;
       }
 #endif
@@ -553,7 +560,7 @@ struct Decoder {
         if (avail < 8) stop &= (uint64_t(1) << (avail * 8)) - 1;
       }
       if (__builtin_expect(stop == 0, 0)) {
-        if (!slow()) return fail(ST_ERR_MALFORMED, fs, "truncated varint in packed field", f.cold->path);
+        if (!slow()) return fail_field(ST_ERR_MALFORMED, fs, "truncated varint in packed field", np, key);
         continue;
       }
       // end1, end2: the bit after each value's last byte (end2 == end1
@@ -575,9 +582,9 @@ struct Decoder {
 
 
   template <class T>
-  const uint8_t* packed_fixed(Slot& s, const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
+  const uint8_t* packed_fixed(const FieldKey& key, Slot& s, const NodePlan& np, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
     size_t n = size_t(q - p);
-    if (n % sizeof(T)) return fail(ST_ERR_MALFORMED, fs, "packed fixed-width field length is not a multiple of the width", f.cold->path);
+    if (n % sizeof(T)) return fail_field(ST_ERR_MALFORMED, fs, "packed fixed-width field length is not a multiple of the width", np, key);
     Column& c = s.col;
     c.vals.append_short(p, n, rec_end);
     c.n += int64_t(n / sizeof(T));
@@ -591,38 +598,38 @@ struct Decoder {
   // tfexample and elwc 10% (bench, ours-1t, AVX-512 and AVX2 alike) with
   // none of their instructions changed; padded back, or with this, they
   // were as fast as before.
-  __attribute__((aligned(4096))) const uint8_t* packed(const FieldKey& k, Slot& s, const FieldPlan& f, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
+  __attribute__((aligned(4096))) const uint8_t* packed(const FieldKey& k, Slot& s, const NodePlan& np, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
     switch (k.type) {
-      case T_INT64: case T_UINT64: return packed_varints<VecU64>(s, f, p, q, fs, as_u64);
-      case T_INT32: case T_UINT32: case T_ENUM: return packed_varints<VecU32>(s, f, p, q, fs, as_u32);
-      case T_SINT32: return packed_varints<VecZigzag32>(s, f, p, q, fs, zigzag32);
-      case T_SINT64: return packed_varints<VecZigzag64>(s, f, p, q, fs, zigzag64);
-      case T_BOOL: return packed_varints<VecBool>(s, f, p, q, fs, as_bool);
-      case T_DOUBLE: case T_FIXED64: case T_SFIXED64: return packed_fixed<uint64_t>(s, f, p, q, fs);
-      case T_FLOAT: case T_FIXED32: case T_SFIXED32: return packed_fixed<uint32_t>(s, f, p, q, fs);
+      case T_INT64: case T_UINT64: return packed_varints<VecU64>(k, s, np, p, q, fs, as_u64);
+      case T_INT32: case T_UINT32: case T_ENUM: return packed_varints<VecU32>(k, s, np, p, q, fs, as_u32);
+      case T_SINT32: return packed_varints<VecZigzag32>(k, s, np, p, q, fs, zigzag32);
+      case T_SINT64: return packed_varints<VecZigzag64>(k, s, np, p, q, fs, zigzag64);
+      case T_BOOL: return packed_varints<VecBool>(k, s, np, p, q, fs, as_bool);
+      case T_DOUBLE: case T_FIXED64: case T_SFIXED64: return packed_fixed<uint64_t>(k, s, np, p, q, fs);
+      case T_FLOAT: case T_FIXED32: case T_SFIXED32: return packed_fixed<uint32_t>(k, s, np, p, q, fs);
     }
-    return fail(ST_ERR_WIRE_TYPE, fs, "packed encoding for a non-scalar field", f.cold->path);
+    return fail_field(ST_ERR_WIRE_TYPE, fs, "packed encoding for a non-scalar field", np, k);
   }
 
   // varint_field and fixed_field decode one scalar of field k (of an
   // element of node) at p, store it (put) and return the position after
-  // it, or nullptr on error (naming f's path).
+  // it, or nullptr on error (naming the field's path).
   template <class T, class Conv>
-  __attribute__((always_inline)) inline const uint8_t* varint_field(const FieldKey& k, const FieldPlan& f, Slot& s, int32_t node, bool fresh,
+  __attribute__((always_inline)) inline const uint8_t* varint_field(const FieldKey& k, const NodePlan& np, Slot& s, int32_t node, bool fresh,
                                                                     const uint8_t* p, const uint8_t* end, const uint8_t* fs, Conv conv) {
     uint64_t v;
     const uint8_t* start = p;
     // A bool is all but always one byte: the one-byte test predicts well.
     p = sizeof(T) == 1 ? read_varint_lim(p, end, rec_end, &v) : read_varint_value(p, end, rec_end, &v);
-    if (!p) return fail(ST_ERR_MALFORMED, fs, varint_failure(start, end, false), f.cold->path);
+    if (!p) return fail_field(ST_ERR_MALFORMED, fs, varint_failure(start, end, false), np, k);
     put<T>(k, s, node, fresh, conv(v));
     return p;
   }
   template <class T>
-  __attribute__((always_inline)) inline const uint8_t* fixed_field(const FieldKey& k, const FieldPlan& f, Slot& s, int32_t node, bool fresh,
+  __attribute__((always_inline)) inline const uint8_t* fixed_field(const FieldKey& k, const NodePlan& np, Slot& s, int32_t node, bool fresh,
                                                                    const uint8_t* p, const uint8_t* end, const uint8_t* fs,
                                                                    const char* truncated) {
-    if (size_t(end - p) < sizeof(T)) return fail(ST_ERR_MALFORMED, fs, truncated, f.cold->path);
+    if (size_t(end - p) < sizeof(T)) return fail_field(ST_ERR_MALFORMED, fs, truncated, np, k);
     T x;
     memcpy(&x, p, sizeof(T));
     put<T>(k, s, node, fresh, x);
@@ -692,13 +699,13 @@ struct Decoder {
       key = &tags.keys[size_t(fi)];
       }
     field:
-      // k is what each occurrence reads; f, only what errors, defaults
-      // and oneofs need.
+      // k is what each occurrence reads; its FieldPlan, only what
+      // errors, defaults and oneofs need.
       const FieldKey& k = *key;
-      const FieldPlan& f = np.fields[size_t(k.field)];
       Slot& s = slots[size_t(np.slot_base + k.field)];
-      const bool fresh = catch_up<Based>(k, f, s, node);
+      const bool fresh = catch_up<Based>(k, np, s, node);
       if (k.oneof()) {
+        const FieldPlan& f = np.fields[size_t(k.field)];
         OneofMark& m = oneof_marks[size_t(f.oneof_id)];
         int64_t e = counts[size_t(node)];
         if (m.element == e && m.member != f.number) clear_oneof(node, np, f);
@@ -709,26 +716,26 @@ struct Decoder {
         if (wt == W_LEN && k.mode == M_REPEATED && !k.message() && k.type != T_STRING && k.type != T_BYTES) {
           uint64_t len;
           p = read_varint_lim(p, end, rec_end, &len);
-          if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
-          p = packed(k, s, f, p, p + len, fs);
+          if (!p || len > uint64_t(end - p)) return fail_field(ST_ERR_MALFORMED, fs, "length past the end", np, k);
+          p = packed(k, s, np, p, p + len, fs);
           if (!p) return nullptr;
           continue;
         }
-        return fail(ST_ERR_WIRE_TYPE, fs, "wrong wire type", f.cold->path);
+        return fail_field(ST_ERR_WIRE_TYPE, fs, "wrong wire type", np, k);
       }
       switch (k.type) {
-        case T_INT64: case T_UINT64: p = varint_field<uint64_t>(k, f, s, node, fresh, p, end, fs, as_u64); break;
-        case T_INT32: case T_UINT32: case T_ENUM: p = varint_field<uint32_t>(k, f, s, node, fresh, p, end, fs, as_u32); break;
-        case T_SINT32: p = varint_field<int32_t>(k, f, s, node, fresh, p, end, fs, zigzag32); break;
-        case T_SINT64: p = varint_field<int64_t>(k, f, s, node, fresh, p, end, fs, zigzag64); break;
-        case T_BOOL: p = varint_field<uint8_t>(k, f, s, node, fresh, p, end, fs, as_bool); break;
-        case T_DOUBLE: case T_FIXED64: case T_SFIXED64: p = fixed_field<uint64_t>(k, f, s, node, fresh, p, end, fs, "truncated fixed64"); break;
-        case T_FLOAT: case T_FIXED32: case T_SFIXED32: p = fixed_field<uint32_t>(k, f, s, node, fresh, p, end, fs, "truncated fixed32"); break;
+        case T_INT64: case T_UINT64: p = varint_field<uint64_t>(k, np, s, node, fresh, p, end, fs, as_u64); break;
+        case T_INT32: case T_UINT32: case T_ENUM: p = varint_field<uint32_t>(k, np, s, node, fresh, p, end, fs, as_u32); break;
+        case T_SINT32: p = varint_field<int32_t>(k, np, s, node, fresh, p, end, fs, zigzag32); break;
+        case T_SINT64: p = varint_field<int64_t>(k, np, s, node, fresh, p, end, fs, zigzag64); break;
+        case T_BOOL: p = varint_field<uint8_t>(k, np, s, node, fresh, p, end, fs, as_bool); break;
+        case T_DOUBLE: case T_FIXED64: case T_SFIXED64: p = fixed_field<uint64_t>(k, np, s, node, fresh, p, end, fs, "truncated fixed64"); break;
+        case T_FLOAT: case T_FIXED32: case T_SFIXED32: p = fixed_field<uint32_t>(k, np, s, node, fresh, p, end, fs, "truncated fixed32"); break;
         case T_STRING: case T_BYTES: {
           uint64_t len;
           p = read_varint_lim(p, end, rec_end, &len);
-          if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
-          if (k.validate_utf8() && !valid_utf8(p, size_t(len))) return fail(ST_ERR_UTF8, fs, "invalid UTF-8 in string", f.cold->path);
+          if (!p || len > uint64_t(end - p)) return fail_field(ST_ERR_MALFORMED, fs, "length past the end", np, k);
+          if (k.validate_utf8() && !valid_utf8(p, size_t(len))) return fail_field(ST_ERR_UTF8, fs, "invalid UTF-8 in string", np, k);
           Column& c = s.col;
           if (!fresh && k.mode != M_REPEATED && c.count() > singular_key(k, s, node)) c.drop_last();
           c.push_string(p, size_t(len), rec_end);
@@ -738,7 +745,7 @@ struct Decoder {
         default:  // parse_plan admits no other type
           __builtin_unreachable();
         case T_MESSAGE: case T_GROUP: {
-          if (uint32_t(depth + 1) > plan->max_depth) return fail(ST_ERR_DEPTH, fs, "nesting deeper than the limit", f.cold->path);
+          if (uint32_t(depth + 1) > plan->max_depth) return fail_field(ST_ERR_DEPTH, fs, "nesting deeper than the limit", np, k);
           const int32_t child = node + k.child_offset;
           if (!fresh && k.mode != M_REPEATED && counts[size_t(child)] > singular_key(k, s, node)) reopen(child);
           if (k.type == T_GROUP) {
@@ -748,7 +755,7 @@ struct Decoder {
           } else {
             uint64_t len;
             p = read_varint_lim(p, end, rec_end, &len);
-            if (!p || len > uint64_t(end - p)) return fail(ST_ERR_MALFORMED, fs, "length past the end", f.cold->path);
+            if (!p || len > uint64_t(end - p)) return fail_field(ST_ERR_MALFORMED, fs, "length past the end", np, k);
             const uint8_t* q = p + len;
             if (!parse_message(child, p, q, depth + 1, 0)) return nullptr;
             if (!end_element(child, fs)) return nullptr;
