@@ -653,8 +653,7 @@ struct Decoder {
       const TagTable& tags = *np.tags;
       const uint8_t* fs = p;
       const FieldKey* key;
-      uint64_t num;
-      uint32_t wt;
+      uint32_t wt;  // the field number, where a group needs it, is its FieldPlan's
       // Fast path: a one-byte tag (fields 1..15), or a two-byte one
       // (16..2047), of a projected field with its own wire type (or a
       // repeated scalar's packed form), resolved by one table load, of
@@ -663,7 +662,6 @@ struct Decoder {
       if (*p < 0x80) {
         key = &tags.by_tag[*p];
         if (key->field >= 0) {
-          num = *p >> 3;
           wt = *p & 7;
           p++;
           goto field;
@@ -671,7 +669,6 @@ struct Decoder {
       } else if (end - p >= 2 && p[1] < 0x80) {
         const uint32_t t = (uint32_t(*p) & 0x7f) | (uint32_t(p[1]) << 7);
         if (t < tags.by_tag2.size() && (key = &tags.by_tag2[t])->field >= 0) {
-          num = t >> 3;
           wt = t & 7;
           p += 2;
           goto field;
@@ -683,7 +680,7 @@ struct Decoder {
       p = read_varint_lim(p, end, rec_end, &tag);
       if (!p) return fail(ST_ERR_MALFORMED, fs, varint_failure(start, end, true), np.path);
       if ((tag >> 3) == 0 || (tag >> 3) > kMaxFieldNumber) return fail(ST_ERR_MALFORMED, fs, "invalid field number", np.path);
-      num = tag >> 3;
+      const uint64_t num = tag >> 3;
       wt = uint32_t(tag & 7);
       if (wt == W_EGROUP) {
         if (group == num) return p;
@@ -749,7 +746,7 @@ struct Decoder {
           const int32_t child = node + k.child_offset;
           if (!fresh && k.mode != M_REPEATED && counts[size_t(child)] > singular_key(k, s, node)) reopen(child);
           if (k.type == T_GROUP) {
-            p = parse_message(child, p, end, depth + 1, num);
+            p = parse_message(child, p, end, depth + 1, np.fields[size_t(k.field)].number);
             if (!p) return nullptr;
             if (!end_element(child, fs)) return nullptr;
           } else {
