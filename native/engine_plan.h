@@ -46,7 +46,8 @@ constexpr uint32_t kDenseLimit = 4096;
 constexpr uint32_t kTwoByteTagLimit = 2048;  // field numbers whose tags fit in two bytes
 
 struct FieldPlan {
-  // Hot: read for every field occurrence.
+  // What the walk reads often lies in the node's FieldKey (below); this,
+  // on cold paths (defaults, oneofs, errors) and outside the walk.
   uint32_t number = 0;
   uint8_t type = 0;
   uint8_t mode = 0;
@@ -60,7 +61,6 @@ struct FieldPlan {
   int32_t column = -1;
   int32_t child = -1;
   int32_t partition = -1;
-  int32_t slot = -1;  // the field's outputs in a Decoder (Decoder::slots)
   uint64_t def_bits = 0;
   // Cold, out of line so that the hot part stays within a cache line.
   struct Cold {
@@ -399,10 +399,11 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
         if (!r.ok) PLAN_FAIL("plan: field %s: truncated default", f.cold->path.c_str());
       }
       if (num < kDenseLimit) max_dense = std::max(max_dense, uint32_t(num));
-      f.slot = plan->nslots++;
       node.fields.push_back(std::move(f));
     }
     node.dense.assign(max_dense + 1, -1);
+    node.slot_base = plan->nslots;
+    plan->nslots += int32_t(node.fields.size());
     std::unique_ptr<TagTable> tags(new TagTable);
     for (size_t i = 0; i < node.fields.size(); i++) {
       const FieldPlan& f = node.fields[i];
@@ -429,7 +430,7 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
       if (f.mode == M_IMPLICIT && !f.message) {
         node.implicit_scalars.push_back(int32_t(i));
       } else if (f.mode <= M_IMPLICIT) {
-        node.singular_slots.push_back({f.message ? f.child : f.slot, int32_t(i), f.message});
+        node.singular_slots.push_back({f.message ? f.child : node.slot_base + int32_t(i), int32_t(i), f.message});
       } else {
         node.list_slots.push_back({f.partition, f.message ? f.child : f.column, f.message});
       }
@@ -453,7 +454,6 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
       node.tags = tags.get();
       plan->tag_tables.push_back(std::move(tags));
     }
-    node.slot_base = node.fields.empty() ? plan->nslots : node.fields[0].slot;
     int32_t base = plan->noneofs;
     for (FieldPlan& f : node.fields) {
       if (f.oneof) f.oneof_id = base + int32_t(f.oneof) - 1;
@@ -478,9 +478,10 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
   plan->col_slot.assign(size_t(ncols), -1);
   plan->part_slot.assign(size_t(nparts), -1);
   for (const NodePlan& node : plan->nodes) {
-    for (const FieldPlan& f : node.fields) {
-      if (f.column >= 0) plan->col_slot[size_t(f.column)] = f.slot;
-      if (f.partition >= 0) plan->part_slot[size_t(f.partition)] = f.slot;
+    for (size_t i = 0; i < node.fields.size(); i++) {
+      const FieldPlan& f = node.fields[i];
+      if (f.column >= 0) plan->col_slot[size_t(f.column)] = node.slot_base + int32_t(i);
+      if (f.partition >= 0) plan->part_slot[size_t(f.partition)] = node.slot_base + int32_t(i);
     }
   }
   return plan.release();
