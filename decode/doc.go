@@ -144,7 +144,10 @@
 // -run-one on an AMD EPYC VM). The pool lets go of a block two
 // collections find idle in it, and takes back at most twice the memory of
 // the largest recent decode (at least 128 MiB): past that, outputs are
-// collected as any garbage. A loop over batches that is done with
+// collected as any garbage. A batch that finds the pool starved (the
+// bound taken by outputs a collection would bring back) runs that
+// collection itself, where the heap's pointerful memory is small beside
+// the outputs (never with GOGC=off). A loop over batches that is done with
 // each output before the next may hand it back at once with
 // Plan.Recycle, which saves the wait for a collection; a Stream does so
 // itself with StreamOptions.ReuseMemory (each batch valid until the next).

@@ -151,7 +151,13 @@
 // pooled blocks. The Go path now pools its blocks too: a block goes back
 // into a process-wide pool by itself once nothing refers to any byte of
 // it (a finalizer armed while it is lent out; lendpool.go), so a batch is
-// written into resident memory rather than pages faulted in afresh.
+// written into resident memory rather than pages faulted in afresh. A
+// decode that finds the pool starved (empty, its bound taken by blocks
+// lent out that only a collection would bring back) runs that collection
+// itself where scanning the heap costs less than faulting in a fresh
+// block: small batches of wide records, whose blocks came back only
+// every other batch, now nearly always reuse one (wide repeated records
+// in 1 MB batches: 26% more MB per CPU-second, peak RSS 308 -> 176 MB).
 //
 // Packed varints are where the flat, numeric records spend their time,
 // and a loop with a branch per value loses most of it to mispredicting

@@ -3,8 +3,10 @@ package native
 import (
 	"math/bits"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/structtensor/structtensor-go/internal/testhook"
@@ -50,6 +52,24 @@ import (
 // puts into a sync.Pool goes to its processor's private slot, which
 // another processor's Get never sees.
 //
+// An armed block comes back only after a garbage collection, and the
+// collector runs once allocations have grown the heap to its goal. A
+// program decoding batch after batch with a small live heap so took
+// pooled blocks for a few batches, then fresh ones until they had grown
+// the heap enough, while the armed blocks lay idle as garbage: wide
+// repeated records in 1 MB batches took 92 of 224 blocks fresh, each page
+// faulted in afresh and zeroed (118K page faults in a second of
+// decoding). So a decode that finds the pool empty and the armed blocks
+// at the bound (starved) runs a collection itself and takes a block that
+// came back (collectForBlocks), where that is cheap beside what it saves:
+// the collector's work is the memory it scans (the heap's pointerful
+// objects, stacks and globals; lent blocks hold no pointers), a fresh
+// block's cost the faults of its pages, so a collection runs only when
+// the scannable memory is under an eighth of the bytes armed; one at a
+// time; never when the program turned the collector off (GOGC=off); and
+// after one that brought nothing back (the outputs still in use), only
+// once as many decodes again have passed (doubling, up to 1024).
+//
 // Blocks come in size classes of four per power of two (a block is at
 // most a quarter larger than asked for); all blocks of a class have the
 // class's size, so any pooled block of the class fits.
@@ -77,6 +97,15 @@ type freeBlocks struct {
 	// decodes are the bytes the last few decodes took (noteDecode).
 	decodes    [4]int
 	nextDecode int
+	// decodesNoted counts the decodes noted; returned, the blocks that
+	// came back by their finalizers.
+	decodesNoted, returned uint64
+	// The last collection run for a starved pool (collectForBlocks): the
+	// decodes noted and the blocks returned before it, and how many
+	// decodes must pass before the next (starved).
+	forced                   bool
+	forcedAt, forcedReturned uint64
+	forceWait                uint64
 	// collections counts the garbage collections seen by the sentinel.
 	collections uint64
 	// counting tells whether a sentinel is armed.
@@ -87,6 +116,38 @@ type freeBlock struct {
 	p *byte
 	// since is the collection count when the block was put.
 	since uint64
+}
+
+// starved tells whether a decode that needs a block of size bytes and
+// found none in the pool should run a collection to get one back
+// (collectForBlocks), and returns the bytes armed: the pool is empty,
+// the armed blocks leave no room for another under the bound, and the
+// last such collection brought blocks back or has been waited out.
+func (f *freeBlocks) starved(size int) (armed int, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.bytes > 0 || f.armedBytes+size <= f.limit() {
+		return 0, false
+	}
+	if f.forced && f.returned == f.forcedReturned && f.decodesNoted < f.forcedAt+f.forceWait {
+		return 0, false // the last brought nothing back: wait
+	}
+	return f.armedBytes, true
+}
+
+// noteForced records that a collection is run for the pool, now: the
+// decodes to wait before the next, if this one brings nothing back, are
+// twice those before it if the last brought nothing back either.
+func (f *freeBlocks) noteForced() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.forced && f.returned == f.forcedReturned {
+		f.forceWait = min(2*f.forceWait, 1024)
+	} else {
+		f.forceWait = 1
+	}
+	f.forced = true
+	f.forcedAt, f.forcedReturned = f.decodesNoted, f.returned
 }
 
 // limit is the bound on bytes pooled plus bytes armed.
@@ -138,6 +199,8 @@ func (f *freeBlocks) put(p *byte, size int, byHand bool) {
 	if _, ok := f.armed[addr]; ok {
 		if byHand {
 			runtime.SetFinalizer(p, nil)
+		} else {
+			f.returned++
 		}
 		delete(f.armed, addr)
 		f.armedBytes -= size
@@ -172,6 +235,48 @@ func (f *freeBlocks) noteDecode(bytes int) {
 	defer f.mu.Unlock()
 	f.decodes[f.nextDecode] = bytes
 	f.nextDecode = (f.nextDecode + 1) % len(f.decodes)
+	f.decodesNoted++
+}
+
+// collecting is set while a collection for the pool runs: one at a time.
+var collecting atomic.Bool
+
+// collectSamples are what collectForBlocks reads of the runtime: the
+// memory a collection scans, and GOGC.
+var collectSamples = []metrics.Sample{
+	{Name: "/gc/scan/heap:bytes"},
+	{Name: "/gc/scan/stack:bytes"},
+	{Name: "/gc/scan/globals:bytes"},
+	{Name: "/gc/gogc:percent"},
+}
+
+// collectForBlocks runs a garbage collection so that the armed blocks
+// (armed bytes of them) that nothing refers to come back into the pool,
+// when that is cheap (see the package's notes on lent blocks), and tells
+// whether it ran one. The finalizers that put the blocks back run after
+// it, on the finalizer goroutine, which it lets run.
+func collectForBlocks(armed int) bool {
+	if !collecting.CompareAndSwap(false, true) {
+		return false
+	}
+	defer collecting.Store(false)
+	metrics.Read(collectSamples) // collecting guards collectSamples too
+	var scan uint64
+	for _, s := range collectSamples[:3] {
+		if s.Value.Kind() != metrics.KindUint64 {
+			return false
+		}
+		scan += s.Value.Uint64()
+	}
+	gogc := collectSamples[3].Value
+	if gogc.Kind() != metrics.KindUint64 || int64(gogc.Uint64()) < 0 || scan > uint64(armed)/8 {
+		return false
+	}
+	blockPool.noteForced()
+	runtime.GC()
+	runtime.Gosched()
+	testhook.CollectionsForBlocks.Add(1)
+	return true
 }
 
 // gcSentinel is an object made unreachable at once, its finalizer armed:
@@ -251,7 +356,13 @@ func takeBlocks(need ...int) [][]byte {
 func takeBlock(n int) []byte {
 	class, size := blockClass(n + 1)
 	var b []byte
-	if p := blockPool.get(class); p != nil {
+	p := blockPool.get(class)
+	if p == nil {
+		if armed, ok := blockPool.starved(size); ok && collectForBlocks(armed) {
+			p = blockPool.get(class)
+		}
+	}
+	if p != nil {
 		b = unsafe.Slice(p, size)
 		testhook.LentFromPool.Add(1)
 		poison(b)

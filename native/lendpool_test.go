@@ -2,9 +2,12 @@ package native
 
 import (
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/structtensor/structtensor-go/internal/testhook"
 )
 
 func TestBlockClass(t *testing.T) {
@@ -132,4 +135,107 @@ func TestPoolBounded(t *testing.T) {
 	if blockPool.bytes > minPoolBytes || blockPool.armedBytes != 0 {
 		t.Errorf("pool holds %d bytes (bound %d), %d armed", blockPool.bytes, minPoolBytes, blockPool.armedBytes)
 	}
+}
+
+// resetPool empties the pool, forgets the decodes before and waits until
+// no block is lent out armed, so that the bound is minPoolBytes and the
+// next takes start from nothing.
+func resetPool(t *testing.T) {
+	t.Helper()
+	for range 5 {
+		blockPool.noteDecode(0)
+	}
+	if !collectUntil(func() bool {
+		blockPool.drop()
+		blockPool.mu.Lock()
+		defer blockPool.mu.Unlock()
+		return blockPool.armedBytes == 0
+	}) {
+		t.Fatal("blocks lent by other tests stayed armed")
+	}
+	blockPool.mu.Lock()
+	blockPool.forced, blockPool.forceWait = false, 0
+	blockPool.mu.Unlock()
+}
+
+// takeAndDrop takes a block of size bytes n times, writing to it and
+// dropping it each time as a decode's caller done with the output would,
+// and returns how many were fresh (not from the pool) and how many
+// collections the pool ran for them.
+func takeAndDrop(size, n int) (fresh, collections int64) {
+	p0, c0 := testhook.LentFromPool.Load(), testhook.CollectionsForBlocks.Load()
+	for range n {
+		b := takeBlocks(size - 1)[0]
+		b[0], b[len(b)-1] = 1, 2
+	}
+	return int64(n) - (testhook.LentFromPool.Load() - p0), testhook.CollectionsForBlocks.Load() - c0
+}
+
+// TestStarvedPoolCollects takes blocks of 24 MiB one after another, each
+// dropped at once, with this test binary's small heap: once the armed
+// blocks fill the bound the pool runs collections to get them back, so
+// that after the first few nearly every block comes from the pool (before
+// it did, the pool lent about half the blocks fresh: the collector ran
+// only once fresh blocks had grown the heap).
+func TestStarvedPoolCollects(t *testing.T) {
+	const size = 24 << 20 // five fill the 128 MiB bound
+	resetPool(t)
+	t.Cleanup(blockPool.drop)
+	fresh, collections := takeAndDrop(size, 60)
+	if collections == 0 {
+		t.Fatal("the pool, starved, ran no collection")
+	}
+	// The first five are fresh, and a collection's finalizers may come
+	// late for a block or more on a busy machine; without the
+	// collections, 33 of 60 were fresh.
+	if fresh > 20 {
+		t.Errorf("%d of 60 blocks fresh (%d collections run for the pool), want at most 20", fresh, collections)
+	}
+}
+
+// TestStarvedPoolBacksOff keeps every block: the collections bring
+// nothing back, and the pool runs fewer and fewer of them.
+func TestStarvedPoolBacksOff(t *testing.T) {
+	const size = 24 << 20
+	resetPool(t)
+	t.Cleanup(blockPool.drop)
+	var kept [][]byte
+	c0 := testhook.CollectionsForBlocks.Load()
+	for range 100 {
+		kept = append(kept, takeBlocks(size - 1)[0])
+	}
+	// After the bound fills (5 blocks), collections after 1, 1, 2, 4, 8,
+	// 16, 32 decodes: 7 in 95.
+	if n := testhook.CollectionsForBlocks.Load() - c0; n == 0 || n > 8 {
+		t.Errorf("%d collections for 100 blocks all kept, want 1 to 8", n)
+	}
+	runtime.KeepAlive(kept)
+}
+
+// TestStarvedPoolLeavesCostlyCollections: with more pointerful memory
+// live than an eighth of the blocks armed, or with the collector off, a
+// starved pool runs no collection.
+func TestStarvedPoolLeavesCostlyCollections(t *testing.T) {
+	const size = 24 << 20
+	t.Run("scannable heap", func(t *testing.T) {
+		resetPool(t)
+		t.Cleanup(blockPool.drop)
+		live := make([]*int, 4<<20) // 32 MiB of pointers: more than 128 MiB / 8
+		for i := range live {
+			live[i] = new(int)
+		}
+		runtime.GC() // the scannable heap as of a collection
+		if _, collections := takeAndDrop(size, 20); collections != 0 {
+			t.Errorf("%d collections run with 32 MiB of pointers live", collections)
+		}
+		runtime.KeepAlive(live)
+	})
+	t.Run("GOGC=off", func(t *testing.T) {
+		resetPool(t)
+		t.Cleanup(blockPool.drop)
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		if _, collections := takeAndDrop(size, 20); collections != 0 {
+			t.Errorf("%d collections run with the collector off", collections)
+		}
+	})
 }

@@ -28,6 +28,11 @@ var LendBlockBytes atomic.Int64
 // themselves once nothing referred to them) instead of allocating.
 var LentFromPool atomic.Int64
 
+// CollectionsForBlocks counts, process-wide, the garbage collections
+// package native ran to get lent blocks back into its pool, starved of
+// them, rather than allocate new ones.
+var CollectionsForBlocks atomic.Int64
+
 // DropPooledBlocks, set by package native, empties its pool of lent
 // blocks (the blocks are left to the collector), for tests that must know
 // what the next decode takes from it.
