@@ -102,10 +102,8 @@ type freeBlocks struct {
 	decodesNoted, returned uint64
 	// The last collection run for a starved pool (collectForBlocks): the
 	// decodes noted and the blocks returned before it, and how many
-	// decodes must pass before the next (starved).
-	forced                   bool
-	forcedAt, forcedReturned uint64
-	forceWait                uint64
+	// decodes must pass before the next (starved); 0 before the first.
+	forcedAt, forcedReturned, forceWait uint64
 	// collections counts the garbage collections seen by the sentinel.
 	collections uint64
 	// counting tells whether a sentinel is armed.
@@ -129,7 +127,7 @@ func (f *freeBlocks) starved(size int) (armed int, ok bool) {
 	if f.bytes > 0 || f.armedBytes+size <= f.limit() {
 		return 0, false
 	}
-	if f.forced && f.returned == f.forcedReturned && f.decodesNoted < f.forcedAt+f.forceWait {
+	if f.returned == f.forcedReturned && f.decodesNoted < f.forcedAt+f.forceWait {
 		return 0, false // the last brought nothing back: wait
 	}
 	return f.armedBytes, true
@@ -141,12 +139,11 @@ func (f *freeBlocks) starved(size int) (armed int, ok bool) {
 func (f *freeBlocks) noteForced() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.forced && f.returned == f.forcedReturned {
+	if f.forceWait > 0 && f.returned == f.forcedReturned {
 		f.forceWait = min(2*f.forceWait, 1024)
 	} else {
 		f.forceWait = 1
 	}
-	f.forced = true
 	f.forcedAt, f.forcedReturned = f.decodesNoted, f.returned
 }
 

@@ -154,7 +154,7 @@ func resetPool(t *testing.T) {
 		t.Fatal("blocks lent by other tests stayed armed")
 	}
 	blockPool.mu.Lock()
-	blockPool.forced, blockPool.forceWait = false, 0
+	blockPool.forceWait = 0
 	blockPool.mu.Unlock()
 }
 
