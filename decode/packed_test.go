@@ -18,10 +18,18 @@ import (
 // packedVarintFields are AllScalars' packed fields of every varint type.
 var packedVarintFields = []protowire.Number{61, 62, 63, 64, 65, 66, 73} // int32 int64 uint32 uint64 sint32 sint64 bool
 
-// allScalarsBase returns an AllScalars record holding only its required
-// fields, so that packed runs appended to it make a valid record.
-func allScalarsBase(t *testing.T, md protoreflect.MessageDescriptor) []byte {
+// allScalarsPlan compiles AllScalars and returns the plan, the message
+// and a record holding only its required fields, so that packed runs
+// appended to it make a valid record.
+func allScalarsPlan(t *testing.T) (*Plan, protoreflect.MessageDescriptor, []byte) {
 	t.Helper()
+	const name = "structtensor.testdata.scalars.AllScalars"
+	d := testDescriptors(t)
+	md, _ := d.Message(name)
+	p, err := Compile(d, name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := dynamicpb.NewMessage(md)
 	fields := md.Fields()
 	for i := 0; i < fields.Len(); i++ {
@@ -39,12 +47,11 @@ func allScalarsBase(t *testing.T, md protoreflect.MessageDescriptor) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	return p, md, b
 }
 
 // appendPackedRun appends field num as one packed run of count varints,
-// each of a length drawn from lengths (bytes, 1-10), and returns the
-// offsets within the run where each value starts.
+// each of a length drawn from lengths (bytes, 1-10).
 func appendPackedRun(b []byte, rng *rand.Rand, num protowire.Number, count int, lengths []int) []byte {
 	var run []byte
 	for range count {
@@ -70,41 +77,37 @@ func appendPackedRun(b []byte, rng *rand.Rand, num protowire.Number, count int, 
 // mixed as the lengths say, and compares every packed-varint decoder the
 // CPU has with protobuf-go: the same values, in every tier.
 func TestPackedVarintRuns(t *testing.T) {
-	const name = "structtensor.testdata.scalars.AllScalars"
-	d := testDescriptors(t)
-	md, _ := d.Message(name)
-	p, err := Compile(d, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := allScalarsBase(t, md)
+	p, md, base := allScalarsPlan(t)
 	rng := rand.New(rand.NewPCG(14, 2026))
-	mixes := map[string][]int{
-		"one byte":          {1},
-		"one to five":       {1, 2, 3, 4, 5},
-		"one to ten":        {1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
-		"a few ten":         append(slices.Repeat([]int{1, 2, 3}, 20), 10),
-		"eight and nine":    {8, 9},
-		"ten":               {10},
-		"seven and eight":   {7, 8},
-		"mostly one, a two": append(slices.Repeat([]int{1}, 30), 2),
+	mixes := []struct {
+		name    string
+		lengths []int
+	}{
+		{"one byte", []int{1}},
+		{"one to five", []int{1, 2, 3, 4, 5}},
+		{"one to ten", []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+		{"a few ten", append(slices.Repeat([]int{1, 2, 3}, 20), 10)},
+		{"eight and nine", []int{8, 9}},
+		{"ten", []int{10}},
+		{"seven and eight", []int{7, 8}},
+		{"mostly one, a two", append(slices.Repeat([]int{1}, 30), 2)},
 	}
 	counts := []int{0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 100, 127, 128, 129, 300, 511, 512, 513, 1023, 1024, 1025, 3000}
-	for mixName, lengths := range mixes {
+	for _, mix := range mixes {
 		var records [][]byte
 		for _, count := range counts {
 			rec := append([]byte(nil), base...)
 			for _, num := range packedVarintFields {
-				rec = appendPackedRun(rec, rng, num, count, lengths)
+				rec = appendPackedRun(rec, rng, num, count, mix.lengths)
 			}
 			records = append(records, rec)
 		}
 		st, err := p.Decode(records, DecodeOptions{Threads: 1})
 		if err != nil {
-			t.Fatalf("%s: %v", mixName, err)
+			t.Fatalf("%s: %v", mix.name, err)
 		}
 		if ok, why := sameValue(refRecords(t, md, records), structtensor.ToValue(st)); !ok {
-			t.Fatalf("%s: %s", mixName, why)
+			t.Fatalf("%s: %s", mix.name, why)
 		}
 		for _, rec := range records {
 			samePackedTiers(t, []*Plan{p}, rec)
@@ -119,22 +122,19 @@ func TestPackedVarintRuns(t *testing.T) {
 // value is cut short. protobuf-go rejects each record; so must every
 // packed-varint decoder, each with the same error, naming the field.
 func TestPackedVarintRunErrors(t *testing.T) {
-	const name = "structtensor.testdata.scalars.AllScalars"
-	d := testDescriptors(t)
-	md, _ := d.Message(name)
-	p, err := Compile(d, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := allScalarsBase(t, md)
+	p, md, base := allScalarsPlan(t)
 	rng := rand.New(rand.NewPCG(14, 11))
-	bad := map[string][]byte{
-		"eleven bytes":     append(bytes.Repeat([]byte{0x80}, 10), 0x01),
-		"300 bytes":        append(bytes.Repeat([]byte{0xff}, 299), 0x01),
-		"overflowing":      append(bytes.Repeat([]byte{0xff}, 9), 0x02),
-		"cut short at end": nil,
+	bad := []struct {
+		name  string
+		value []byte // nil: the run's last value cut short
+	}{
+		{"eleven bytes", append(bytes.Repeat([]byte{0x80}, 10), 0x01)},
+		{"300 bytes", append(bytes.Repeat([]byte{0xff}, 299), 0x01)},
+		{"overflowing", append(bytes.Repeat([]byte{0xff}, 9), 0x02)},
+		{"cut short at end", nil},
 	}
-	for badName, value := range bad {
+	for _, b := range bad {
+		badName, value := b.name, b.value
 		for _, at := range []int{0, 1, 7, 8, 15, 16, 100, 340, 341, 342, 343, 600, 1999} {
 			for _, num := range []protowire.Number{62, 65, 61, 73} {
 				var run []byte
