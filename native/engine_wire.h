@@ -267,6 +267,23 @@ inline bool packed_pext() { return fast_pext() && !packed_pext_off.load(std::mem
 // lack it, run it as a no-op.
 #define ST_AVX2_TARGET __attribute__((target("avx2,bmi,bmi2,popcnt,prfchw")))
 
+// prefetch_next_runs fetches for writing the bytes output lines after
+// next (where a packed decoder's chunk ended): the next runs of the same
+// field (a record later, after the other fields' runs) most likely write
+// about as many values there each as this one. A record's fields write
+// to as many columns, too many streams for the hardware prefetcher, and
+// stores that miss fill the store buffer while each line comes from
+// memory: the lines must be there before. (Prefetches never fault: past
+// the column's buffer they do nothing useful, and no harm.) Inlined into
+// the decoders, it prefetches for writing (prefetchw, their targets'
+// prfchw). On flat records this took the AVX2 decoder from 1500 to 2000 MB
+// per CPU-second on an AMD EPYC, and on an Intel Xeon (model 207) the
+// AVX-512 one ran at half the speed without it (bench, ours-1t).
+__attribute__((always_inline)) inline void prefetch_next_runs(const void* next, size_t bytes) {
+  const uintptr_t at0 = reinterpret_cast<uintptr_t>(next);
+  for (size_t at = 0; at < bytes; at += 64) __builtin_prefetch(reinterpret_cast<const void*>(at0 + at), 1);
+}
+
 // kEndsOfByte[b] lists the set bits of the byte b, each as its index plus
 // one (where a value ending at that byte is followed by the next), in
 // eight byte slots; the slots past popcount(b) hold zero, and what is
@@ -414,18 +431,8 @@ ST_AVX2_TARGET __attribute__((always_inline)) inline const uint8_t* varints_by_e
       }
     }
     if (m == 0) break;
-    // Fetch for writing the output lines that follow this chunk's, twice
-    // as many: the next runs of the same field (a record later, after the
-    // other fields' runs) most likely write about as many values there
-    // each. A record's fields write to as many columns, too many streams
-    // for the hardware prefetcher, and stores that miss fill the store
-    // buffer while each line comes from memory: the lines must be there
-    // before. (Prefetches never fault: past the column's buffer they do
-    // nothing useful, and no harm.) On flat records this took the
-    // decoder from 1500 to 2000 MB per CPU-second in bench (ours-1t).
     T* o = out + n;
-    const uintptr_t next = reinterpret_cast<uintptr_t>(o + m);
-    for (size_t at = 0; at < 2 * m * sizeof(T); at += 64) __builtin_prefetch(reinterpret_cast<const void*>(next + at), 1);
+    prefetch_next_runs(o + m, 2 * m * sizeof(T));
     __m256i unended = _mm256_setzero_si256();
     size_t i = 0;
     for (; i + 4 <= m; i += 4) store4(o + i, decode4(p, ends + i, &unended), conv);
@@ -676,6 +683,18 @@ struct VecBool {
   }
 };
 
+// kIota holds the bytes 0..63: a byte's place in a 64-byte load.
+alignas(64) constexpr uint8_t kIota[64] = {
+    0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+    22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
+    44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
+
+// bytes_before masks the bytes of a 64-byte load that lie before the end
+// of the run, avail bytes on: a masked load reads nothing past it.
+ST_AVX512_TARGET __attribute__((always_inline)) inline __mmask64 bytes_before(size_t avail) {
+  return avail >= 64 ? ~__mmask64(0) : _bzhi_u64(~uint64_t(0), unsigned(avail));
+}
+
 // varints_avx512_steps decodes the packed varints of [p, q) into
 // out[*k...] as varints_avx512 does, for runs of up to 64 bytes, whose
 // values one or two steps take: a step loads the next 64 bytes (masked at
@@ -691,10 +710,6 @@ struct VecBool {
 // less than setting up the passes.
 template <class V>
 ST_AVX512_TARGET __attribute__((always_inline)) inline const uint8_t* varints_avx512_steps(const uint8_t* p, const uint8_t* q, typename V::T* out, size_t* k) {
-  alignas(64) static const uint8_t kIota[64] = {
-      0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
-      22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
-      44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
   const __m512i iota = _mm512_load_si512(kIota);
   // Byte 8j+b of lane j: b (the byte's place in its value) and j (which
   // value of the group of eight it belongs to).
@@ -709,8 +724,7 @@ ST_AVX512_TARGET __attribute__((always_inline)) inline const uint8_t* varints_av
   const __m512i keep28 = _mm512_set1_epi64(0x0fffffff);
   size_t n = *k;
   while (p < q) {
-    size_t avail = size_t(q - p);
-    __mmask64 valid = avail >= 64 ? ~__mmask64(0) : _bzhi_u64(~uint64_t(0), unsigned(avail));
+    __mmask64 valid = bytes_before(size_t(q - p));
     __m512i w = _mm512_maskz_loadu_epi8(valid, p);
     uint64_t cont = _mm512_movepi8_mask(w);  // zero past q: the load zeroed those bytes
     uint64_t stop = ~cont & valid;
@@ -749,6 +763,7 @@ ST_AVX512_TARGET __attribute__((always_inline)) inline const uint8_t* varints_av
   *k = n;
   return p;
 }
+
 // varints_avx512 decodes the packed varints of [p, q) into out[*k...]
 // and returns where it stopped: q, or the start of a value it leaves to
 // the scalar decoder (one cut short by the end of the run, or longer than
@@ -759,10 +774,11 @@ ST_AVX512_TARGET __attribute__((always_inline)) inline const uint8_t* varints_av
 // (varints_avx512_steps) finds where its next step starts only at the end
 // of the step before (load, terminator mask, mask move, count, select): on
 // an Intel Xeon (model 207, Emerald Rapids) that chain held flat records
-// to 0.81-0.90 of the AVX2 decoder's MB per CPU-second, and a profile put half the
-// decode's samples on the load that starts each step. Here the first pass loads 64 bytes at a
-// fixed stride, takes the mask of their terminating bytes (top bit
-// clear), compresses the positions after them (vpcompressb), widens them
+// to 0.81-0.90 of the AVX2 decoder's MB per CPU-second, and a profile put
+// a quarter of the decoder's samples on the load that starts each step.
+// Here the first pass loads 64 bytes at a fixed stride, takes the mask of
+// their terminating bytes (top bit clear), compresses the positions after
+// them (vpcompressb), widens them
 // to 16 bits and stores them, 64 slots whatever their count, the count
 // (popcnt) moving the next store on: the list of where each value ends.
 // The second pass takes eight values a step: their starts and ends from
@@ -774,7 +790,8 @@ ST_AVX512_TARGET __attribute__((always_inline)) inline const uint8_t* varints_av
 // continuation bits, and a masked store of the converted lanes finishes
 // the step. There is no branch on the data. A step with a value longer
 // than eight bytes (negative int64s are ten; its length from the list) is
-// listed and decoded again one value at a time after the pass. Every load is masked at q, so nothing past the run is read.
+// listed and decoded again one value at a time after the pass. Every
+// load is masked at q, so nothing past the run is read.
 template <class V>
 ST_AVX512_TARGET const uint8_t* varints_avx512(const uint8_t* p, const uint8_t* q, typename V::T* out, size_t* k) {
   if (q - p <= 64) return varints_avx512_steps<V>(p, q, out, k);
@@ -786,17 +803,13 @@ ST_AVX512_TARGET const uint8_t* varints_avx512(const uint8_t* p, const uint8_t* 
   alignas(64) uint16_t ends[kChunk + 80];
   // Steps holding a value longer than eight bytes, by their first value.
   uint16_t longer[kChunk / 8 + 1];
-  alignas(64) static const uint8_t kAfter[64] = {
-      1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-      23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44,
-      45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64};
   // Byte 8j+b of lane j takes byte 2j of a vector of 16-bit slots: slot
   // j's low byte (the offsets of eight values of up to eight bytes differ
   // by less than 256, so low bytes subtract exactly).
   alignas(64) static const uint8_t kSpread[64] = {
       0, 0, 0, 0, 0, 0, 0, 0, 2,  2,  2,  2,  2,  2,  2,  2,  4,  4,  4,  4,  4,  4,  4,  4,  6,  6,  6,  6,  6,  6,  6,  6,
       8, 8, 8, 8, 8, 8, 8, 8, 10, 10, 10, 10, 10, 10, 10, 10, 12, 12, 12, 12, 12, 12, 12, 12, 14, 14, 14, 14, 14, 14, 14, 14};
-  const __m512i after = _mm512_load_si512(kAfter);
+  const __m512i after = _mm512_add_epi8(_mm512_load_si512(kIota), _mm512_set1_epi8(1));  // the offset after each byte
   const __m512i spread_start = _mm512_load_si512(kSpread);
   const __m512i spread_end = _mm512_add_epi8(spread_start, _mm512_set1_epi8(2));  // slot j + 1
   const __m512i place = _mm512_set1_epi64(0x0706050403020100ll);
@@ -812,8 +825,7 @@ ST_AVX512_TARGET const uint8_t* varints_avx512(const uint8_t* p, const uint8_t* 
     if (lim > kChunk) lim = kChunk;
     size_t m = 0;
     for (size_t at = 0; at < lim; at += 64) {
-      size_t avail = lim - at;
-      __mmask64 valid = avail >= 64 ? ~__mmask64(0) : _bzhi_u64(~uint64_t(0), unsigned(avail));
+      __mmask64 valid = bytes_before(lim - at);
       __m512i w = _mm512_maskz_loadu_epi8(valid, p + at);
       uint64_t stop = ~uint64_t(_mm512_movepi8_mask(w)) & valid;
       __m512i e = _mm512_maskz_compress_epi8(stop, after);
@@ -824,14 +836,7 @@ ST_AVX512_TARGET const uint8_t* varints_avx512(const uint8_t* p, const uint8_t* 
     }
     if (m == 0) break;  // no value ends in the chunk: the scalar decoder's error
     T* o = out + n;
-    // Fetch for writing the output lines that follow this chunk's, twice
-    // as many: the field's next runs (a record later, after the other
-    // fields' runs) most likely write about as many values there. A
-    // record's fields write to as many columns, too many streams for the
-    // hardware prefetcher, and stores that miss fill the store buffer
-    // while each line comes from memory. (Prefetches never fault.)
-    const uintptr_t next = reinterpret_cast<uintptr_t>(o + m);
-    for (size_t at = 0; at < 2 * m * sizeof(T); at += 64) __builtin_prefetch(reinterpret_cast<const void*>(next + at), 1);
+    prefetch_next_runs(o + m, 2 * m * sizeof(T));
     size_t nlonger = 0;
     for (size_t i = 0; i < m; i += 8) {
       const unsigned first = ends[i];
@@ -839,9 +844,7 @@ ST_AVX512_TARGET const uint8_t* varints_avx512(const uint8_t* p, const uint8_t* 
       __m512i rel512 = _mm512_castsi256_si512(rel);
       __m512i idx = _mm512_add_epi8(_mm512_permutexvar_epi8(spread_start, rel512), place);
       __mmask64 in = _mm512_cmplt_epu8_mask(idx, _mm512_permutexvar_epi8(spread_end, rel512));
-      size_t avail = size_t(q - (p + first));
-      __mmask64 valid = avail >= 64 ? ~__mmask64(0) : _bzhi_u64(~uint64_t(0), unsigned(avail));
-      __m512i x = _mm512_maskz_permutexvar_epi8(in, idx, _mm512_maskz_loadu_epi8(valid, p + first));
+      __m512i x = _mm512_maskz_permutexvar_epi8(in, idx, _mm512_maskz_loadu_epi8(bytes_before(size_t(q - (p + first))), p + first));
       size_t left = m - i;
       __mmask8 lanes = left >= 8 ? __mmask8(0xff) : __mmask8((1u << left) - 1);
       // Lengths in 16 bits, exact whatever the run holds (a malformed
