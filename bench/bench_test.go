@@ -431,12 +431,15 @@ func TestExampleDatasets(t *testing.T) {
 
 // TestMedianOfRounds checks how -rounds combines a decoder's rounds: the
 // median MB per CPU-second and the median MB per wall-second, each on
-// its own, and the highest peak RSS.
+// its own, the fastest call of any round and the highest peak RSS.
 func TestMedianOfRounds(t *testing.T) {
 	round := func(cpu, wall float64, rss int64) *measurement {
-		return &measurement{Bytes: 1e6, Iters: 10, CPUSec: cpu, WallSec: wall, PeakRSS: rss}
+		return &measurement{Bytes: 1e6, Iters: 10, CPUSec: cpu, WallSec: wall, PeakRSS: rss, FastestCallCPUSec: cpu / 20}
 	}
 	m := median([]*measurement{round(2, 1, 5), round(1, 4, 9), round(4, 2, 7)})
+	if got := m.fastestMBPerCPUSec(); math.Abs(got-20) > 1e-9 { // fastest calls 0.1, 0.05, 0.2 s of 1 MB
+		t.Errorf("fastest call %v MB/cpu-s, want 20", got)
+	}
 	if got := m.mbPerCPUSec(); math.Abs(got-5) > 1e-9 { // rates 5, 10, 2.5
 		t.Errorf("median MB/cpu-s %v, want 5", got)
 	}

@@ -262,7 +262,8 @@ func roundOrder(decs []decoder, round int) []decoder {
 
 // median combines the measurements of one decoder's rounds into one: the
 // median MB per CPU-second and, apart, the median MB per wall-second (as
-// CPU and wall seconds of the first round's work), the highest peak RSS.
+// CPU and wall seconds of the first round's work), the fastest call of
+// any round, the highest peak RSS.
 func median(ms []*measurement) *measurement {
 	if len(ms) == 1 {
 		return ms[0]
@@ -284,6 +285,9 @@ func median(ms []*measurement) *measurement {
 	c.WallSec = work / mid((*measurement).wallMBPerSec)
 	for _, m := range ms {
 		c.PeakRSS = max(c.PeakRSS, m.PeakRSS)
+		if m.FastestCallCPUSec > 0 && (c.FastestCallCPUSec <= 0 || m.FastestCallCPUSec < c.FastestCallCPUSec) {
+			c.FastestCallCPUSec = m.FastestCallCPUSec
+		}
 	}
 	return &c
 }
@@ -402,6 +406,9 @@ func runAll(e *env, dsNames, decNames []string, size int64, seed uint64, dir str
 					lo, hi = min(lo, x.mbPerCPUSec()), max(hi, x.mbPerCPUSec())
 				}
 				spread = fmt.Sprintf(" rounds=%d mb_per_cpu_s_range=%.1f-%.1f", len(ms), lo, hi)
+			}
+			if f := m.fastestMBPerCPUSec(); f > 0 {
+				spread += fmt.Sprintf(" fastest_call_mb_per_cpu_s=%.1f", f)
 			}
 			fmt.Fprintf(w, "dataset=%s decoder=%s bytes=%d mb_per_cpu_s=%.1f wall_mb_per_s=%.1f peak_rss_mb=%.1f ratio_vs_ours=%s%s\n",
 				name, d.name, m.Bytes, m.mbPerCPUSec(), m.wallMBPerSec(), float64(m.PeakRSS)/1e6, ratio, spread)

@@ -63,13 +63,19 @@ func summarize(w io.Writer, results []result, skipped map[string]string) {
 			continue
 		}
 		got := ours.mbPerCPUSec()
+		// The fastest call, beside the figure the goal is judged on: how far
+		// the host's other load moved it.
+		fastest := ""
+		if f := ours.fastestMBPerCPUSec(); f > 0 {
+			fastest = fmt.Sprintf(" (fastest call %.1f)", f)
+		}
 		switch factor := float64(ours.OutBytes) / float64(ours.Bytes); {
 		case ds == "flat":
-			fmt.Fprintf(w, "target dataset=%s throughput ours-1t: %.1f MB/cpu-s, goal >= %.0f: %s\n", ds, got, flatTarget, met(got >= flatTarget))
+			fmt.Fprintf(w, "target dataset=%s throughput ours-1t: %.1f MB/cpu-s%s, goal >= %.0f: %s\n", ds, got, fastest, flatTarget, met(got >= flatTarget))
 		case factor < lowOutputFactor:
-			fmt.Fprintf(w, "target dataset=%s throughput ours-1t: %.1f MB/cpu-s, goal >= %.0f (output %.1fx input): %s\n", ds, got, defaultTarget, factor, met(got >= defaultTarget))
+			fmt.Fprintf(w, "target dataset=%s throughput ours-1t: %.1f MB/cpu-s%s, goal >= %.0f (output %.1fx input): %s\n", ds, got, fastest, defaultTarget, factor, met(got >= defaultTarget))
 		default:
-			fmt.Fprintf(w, "target dataset=%s throughput ours-1t: %.1f MB/cpu-s, no goal (output %.1fx input, >= %.0fx)\n", ds, got, factor, lowOutputFactor)
+			fmt.Fprintf(w, "target dataset=%s throughput ours-1t: %.1f MB/cpu-s%s, no goal (output %.1fx input, >= %.0fx)\n", ds, got, fastest, factor, lowOutputFactor)
 		}
 		if gen := get(ds, "protogo-gen"); gen != nil {
 			x := got / gen.mbPerCPUSec()
