@@ -112,7 +112,7 @@ func timeDecoder(ds *dataset, fn decodeFunc, minCPU time.Duration, minIters int)
 		wall += time.Since(w0)
 		c := processCPU() - c0
 		cpu += c
-		if fastest == 0 || c < fastest {
+		if m.Iters == 0 || c < fastest {
 			fastest = c
 		}
 		if err != nil {

@@ -67,7 +67,7 @@ struct Decoder {
   // The packed decoders' tier (packed_tier), read once a run rather than
   // at each packed field: a call (on tf.Examples 0.6% of the
   // instructions, callgrind).
-  int tier_ = kPackedScalar;
+  int run_tier = kPackedScalar;
   // Writes into caller's buffers (st_decode_contiguous_into): such a
   // decoder never goes back to the plan's pool.
   bool external = false;
@@ -527,7 +527,7 @@ struct Decoder {
       k++;
       return true;
     };
-    const int tier = tier_;
+    const int tier = run_tier;
     const bool vector = tier == kPackedAVX512;
 #ifdef ST_COUNT_DECODERS
     (vector ? packed_runs_vector : packed_runs_portable).fetch_add(1, std::memory_order_relaxed);
@@ -841,7 +841,7 @@ struct Decoder {
   // fails closes it untaken.
   template <class Get>
   void run(int64_t lo, int64_t hi, const Get& get) {
-    tier_ = packed_tier();
+    run_tier = packed_tier();
     if (record_parts.empty()) {
       walk<kPlain>(lo, hi, get);
     } else {
