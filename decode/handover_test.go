@@ -31,11 +31,15 @@ import (
 // packed and unpacked repeated fields, groups, empty records, and a batch
 // whose first record is most of it. On two threads, a hand-over taken in
 // the middle of the second chunk leaves the close-up none of the
-// records' own splits to rebase.
+// records' own splits to rebase. The later chunks defer their splits
+// until the hand-over (the default), and the same decodes run with them
+// written as the walk goes; in the skewed batch the second chunk ends
+// before the first, so that it writes the splits it deferred itself.
 func TestDecodeHandsOverRecordSplits(t *testing.T) {
 	testhook.PoisonLentBuffers.Store(true)
 	defer testhook.PoisonLentBuffers.Store(false)
 	defer testhook.Handover(0, 0)
+	defer testhook.DeferSplits(true)
 	d := testDescriptors(t)
 	for _, message := range []string{
 		"structtensor.testdata.wide.WideSparse",
@@ -85,17 +89,20 @@ func TestDecodeHandsOverRecordSplits(t *testing.T) {
 			}
 			// decode decodes the batch with the hand-over in mode, and
 			// returns the hand-overs taken, the bytes of splits their
-			// askers rebased and those the close-up rebased.
+			// askers rebased (or wrote, deferred) and those the close-up
+			// rebased.
+			deferring := true
 			decode := func(mode int) (taken, handedBytes, closeUpBytes int64) {
 				t.Helper()
 				testhook.Handover(mode, 4)
+				testhook.DeferSplits(deferring)
 				t0, h0 := native.Handovers()
 				c0 := native.CloseUpRebasedSplits()
 				got, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
 				t1, h1 := native.Handovers()
 				closeUpBytes = native.CloseUpRebasedSplits() - c0
 				testhook.Handover(0, 0)
-				name := fmt.Sprintf("%s on %d threads (hand-over mode %d)", message, threads, mode)
+				name := fmt.Sprintf("%s on %d threads (hand-over mode %d, deferring %v)", message, threads, mode, deferring)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
@@ -108,40 +115,59 @@ func TestDecodeHandsOverRecordSplits(t *testing.T) {
 			if _, _, closeUp := decode(-1); closeUp == 0 {
 				t.Errorf("%s on %d threads: no hand-over, yet the close-up rebased none of the records' own row splits: the test does not exercise it", message, threads)
 			}
-			// Mode 2 waits for the second chunk to be under way before the
-			// first asks; the threads' timing may still defeat it (under
-			// the load of a CI run, more often), so up to 20 batches.
-			mid := false
-			for try := 0; try < 20 && !mid; try++ {
-				taken, handed, closeUp := decode(2)
-				if threads == 2 && taken == 1 && handed > 0 {
-					mid = true
-					if closeUp != 0 {
-						t.Errorf("%s on 2 threads: the second chunk took the hand-over, yet the close-up rebased %d bytes of the records' own row splits", message, closeUp)
+			for _, deferring = range []bool{true, false} {
+				// Mode 2 waits for the second chunk to be under way before
+				// the first asks; the threads' timing may still defeat it
+				// (under the load of a CI run, more often), so up to 20
+				// batches.
+				mid := false
+				for try := 0; try < 20 && !mid; try++ {
+					taken, handed, closeUp := decode(2)
+					if threads == 2 && taken == 1 && handed > 0 {
+						mid = true
+						if closeUp != 0 {
+							t.Errorf("%s on 2 threads (deferring %v): the second chunk took the hand-over, yet the close-up rebased %d bytes of the records' own row splits", message, deferring, closeUp)
+						}
 					}
+					mid = mid || threads > 2 && try >= 1
 				}
-				mid = mid || threads > 2 && try >= 1
+				if !mid && runtime.NumCPU() > 1 {
+					t.Errorf("%s on %d threads (deferring %v): no hand-over taken in the middle of a chunk in 20 batches", message, threads, deferring)
+				}
 			}
-			if !mid && runtime.NumCPU() > 1 {
-				t.Errorf("%s on %d threads: no hand-over taken in the middle of a chunk in 20 batches", message, threads)
-			}
-			// A batch whose first record is most of it.
+			// A batch whose first record is most of it: the second chunk
+			// ends first, so it never takes the hand-over.
 			sdata, soffsets := contiguous(skewed)
 			swant, err := plan.DecodeContiguous(sdata, soffsets, DecodeOptions{Threads: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			testhook.Handover(2, 4)
-			sgot, err := plan.DecodeContiguous(sdata, soffsets, DecodeOptions{Threads: threads})
-			testhook.Handover(0, 0)
-			if err != nil {
-				t.Fatal(err)
+			selfFilled := false
+			for _, deferring := range []bool{true, false} {
+				for try := 0; try < 20; try++ {
+					testhook.Handover(2, 4)
+					testhook.DeferSplits(deferring)
+					f0 := native.DeferredSelfFills()
+					sgot, err := plan.DecodeContiguous(sdata, soffsets, DecodeOptions{Threads: threads})
+					selfFilled = selfFilled || native.DeferredSelfFills() > f0
+					testhook.Handover(0, 0)
+					testhook.DeferSplits(true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !structtensor.Equal(sgot, swant) {
+						t.Errorf("%s, a skewed batch on %d threads (deferring %v): differs from the decode on one thread", message, threads, deferring)
+					}
+					if ok, why := sameValue(sref, structtensor.ToValue(sgot)); !ok {
+						t.Errorf("%s, a skewed batch on %d threads (deferring %v): differs from the reference: %s", message, threads, deferring, why)
+					}
+					if !deferring || selfFilled || threads != 2 {
+						break
+					}
+				}
 			}
-			if !structtensor.Equal(sgot, swant) {
-				t.Errorf("%s, a skewed batch on %d threads: differs from the decode on one thread", message, threads)
-			}
-			if ok, why := sameValue(sref, structtensor.ToValue(sgot)); !ok {
-				t.Errorf("%s, a skewed batch on %d threads: differs from the reference: %s", message, threads, why)
+			if threads == 2 && !selfFilled && runtime.NumCPU() > 1 {
+				t.Errorf("%s, a skewed batch on 2 threads: the second chunk never wrote its deferred splits itself in 20 batches", message)
 			}
 		}
 	}

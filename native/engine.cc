@@ -494,6 +494,32 @@ void note_rebase_cost(const st_plan* plan, int64_t rebased, double rebase_s, int
   plan->rebase_cost.store(old > 0 ? (old + cost) / 2 : cost, std::memory_order_relaxed);
 }
 
+// kDeferWeightGuess is Plan::defer_weight until a batch has measured it:
+// about what wide repeated and sparse nested records measured (wide
+// sparse ones, 2), Intel Xeon model 207.
+constexpr double kDeferWeightGuess = 1.6;
+
+// note_defer_timing folds the timing of a batch whose chunk 1 (c1)
+// deferred its records' own splits into plan's defer_weight; chunk 0 ran
+// c0_s seconds on c0_bytes of input. Chunk 0 walked w
+// seconds an input byte; chunk 1 walked d a byte deferring, and its
+// deferred splits took f a byte it walked so to write, by chunk 0's
+// thread once done (the hand-over taken) or by its own. The threads
+// finish together when chunk 0's thread, after w * b0, spends the time
+// chunk 1's walks on writing those splits, so that d * x = w * b0 and
+// f * x = w * (b1 - x): b1 / b0 = (w + f) / d.
+void note_defer_timing(const st_plan* plan, double c0_s, int64_t c0_bytes, const Decoder& c1) {
+  constexpr int64_t kMinBytes = int64_t(1) << 18;
+  if (c0_bytes < kMinBytes || c1.deferred_walk_bytes < kMinBytes || c0_s <= 0 || c1.deferred_walk_s <= 0 || c1.deferred_write_s <= 0) return;
+  const double w = c0_s / double(c0_bytes);
+  const double d = c1.deferred_walk_s / double(c1.deferred_walk_bytes);
+  const double f = c1.deferred_write_s / double(c1.deferred_walk_bytes);
+  const double weight = std::min(4.0, std::max(1.0, (w + f) / d));
+  const double old = plan->defer_weight.load(std::memory_order_relaxed);
+  // Half the last estimate, half this one, as for rebase_cost.
+  plan->defer_weight.store(old > 0 ? (old + weight) / 2 : weight, std::memory_order_relaxed);
+}
+
 // seconds_since returns the seconds since start.
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -541,13 +567,19 @@ class Handovers {
     // The splits chunk j wrote before it took the hand-over.
     const auto start = std::chrono::steady_clock::now();
     int64_t rebased = 0;
+    if (d.defer_splits) {
+      std::vector<int64_t> bases(d.record_parts.size());
+      for (size_t i = 0; i < d.record_parts.size(); i++) bases[i] = d.split_base[size_t(d.record_parts[i])];
+      d.write_deferred_splits(d.handover_fill.data(), bases.data());
+      d.deferred_write_s = seconds_since(start);
+    }
     for (size_t i = 0; i < d.record_parts.size(); i++) {
       const size_t p = size_t(d.record_parts[i]);
-      rebase_in_place(d.parts[p], d.handover_fill[i], d.split_base[p]);
+      if (!d.defer_splits) rebase_in_place(d.parts[p], d.handover_fill[i], d.split_base[p]);
       rebased += int64_t(d.handover_fill[i]) * 8;
     }
     handover_rebased_splits.fetch_add(rebased, std::memory_order_relaxed);
-    if (j == k + 1) note_rebase_cost(d.plan, rebased, seconds_since(start), in_bytes, decode_s);
+    if (j == k + 1 && !d.defer_splits) note_rebase_cost(d.plan, rebased, seconds_since(start), in_bytes, decode_s);
   }
 
  private:
@@ -572,6 +604,26 @@ class Handovers {
   std::vector<int64_t> ends_;   // per chunk and partition (guarded by mu_ until asked)
   size_t settled_ = 0;          // chunks 0..settled_-1 are decoded and settled
 };
+
+// defers_splits tells whether the chunks after the first of a batch of n
+// records and total bytes, decoded into out on several threads, defer
+// their records' own splits (Decoder::defer_splits): when the hand-over
+// is on and every one of the records' own list fields is placed by record
+// (Decoder::attach_part), in a batch of under 4 GB (a deferred fill's log
+// entry holds a split's index and value in 32 bits each; each value of a
+// record's list field takes at least a byte).
+bool defers_splits(const st_plan* plan, const st_output& out, int64_t n, int64_t total) {
+  if (handover_mode.load(std::memory_order_relaxed) < 0 || deferred_splits_off.load(std::memory_order_relaxed)) return false;
+  constexpr int64_t kLimit = (int64_t(1) << 32) - 2;
+  if (n > kLimit || total > kLimit || !out.partition_splits) return false;
+  const auto& root = plan->nodes[0].list_slots;
+  if (root.empty()) return false;
+  for (const NodePlan::ListSlot& ls : root) {
+    const size_t k = size_t(ls.partition);
+    if (!out.partition_splits[k] || out.partition_len[k] < size_t(n) + 1) return false;
+  }
+  return true;
+}
 
 template <class Get>
 st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_prefix, const st_options* opts,
@@ -603,7 +655,12 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     // the first chunk gets fewer bytes, its thread rebasing the second's
     // splits written so far once it is done.
     const double rebase_share = last ? handover_rebase_share(plan, *last) : 0;
-    const double later = 1 + rebase_share;
+    // Chunks that defer their records' own splits instead (defer_splits)
+    // walk faster until asked and leave the asker more to do: they get
+    // what the plan's last such batches measured (note_defer_timing).
+    const bool defers = out && nchunks > 1 && defers_splits(plan, *out, n, total);
+    const double measured_weight = plan->defer_weight.load(std::memory_order_relaxed);
+    const double later = defers ? (measured_weight > 0 ? measured_weight : kDeferWeightGuess) : 1 + rebase_share;
     std::vector<int64_t> bounds(static_cast<size_t>(nchunks + 1));
     bounds[0] = 0;
     for (int64_t k = 1; k < nchunks; k++) {
@@ -630,6 +687,9 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
       }
       if (nchunks > 1 && !res->chunks[0]->record_parts.empty() && handover_mode.load(std::memory_order_relaxed) >= 0) {
         handovers.reset(new Handovers(res->chunks, size_t(plan->nparts)));
+        // The chunks that may be asked defer their records' own splits.
+        const bool defer = defers && res->chunks[0]->record_parts.size() == plan->nodes[0].list_slots.size();
+        for (int64_t k = 1; k < nchunks && defer; k++) res->chunks[size_t(k)]->defer_splits = true;
       }
     } else {
       for (int64_t k = 0; k < nchunks; k++) {
@@ -642,6 +702,7 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     // batch order, as in a serial run.
     std::atomic<int64_t> next{0};
     std::atomic<int64_t> stop{nchunks};
+    std::vector<double> chunk_s(size_t(nchunks), 0);  // each chunk's run, in seconds
     std::atomic<bool> oom{false};
     auto work = [&] {
       try {
@@ -651,6 +712,7 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
           Decoder& d = *res->chunks[size_t(k)];
           const auto start = std::chrono::steady_clock::now();
           d.run(bounds[size_t(k)], bounds[size_t(k + 1)], get);
+          chunk_s[size_t(k)] = seconds_since(start);
           if (d.code != ST_OK) {
             int64_t cur = stop.load();
             while (k < cur && !stop.compare_exchange_weak(cur, k)) {
@@ -678,6 +740,9 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
         set_error(err, c->code, c->err_record, c->err_offset, "%s", c->err_msg.c_str());
         return nullptr;
       }
+    }
+    if (res->chunks.size() > 1 && res->chunks[1]->defer_splits) {
+      note_defer_timing(plan, chunk_s[0], sizes_prefix[bounds[1]] - sizes_prefix[bounds[0]], *res->chunks[1]);
     }
     if (out && res->chunks.size() > 1) assemble(*res, *out, threads);
     if (total >= kLendMinBytes) remember_sizes(plan, res.get(), total, n);
@@ -940,6 +1005,10 @@ int64_t st_test_handovers(int64_t* rebased_bytes) {
   if (rebased_bytes) *rebased_bytes = handover_rebased_splits.load(std::memory_order_relaxed);
   return handovers_taken.load(std::memory_order_relaxed);
 }
+
+void st_test_defer_splits(int32_t on) { deferred_splits_off.store(on == 0, std::memory_order_relaxed); }
+
+int64_t st_test_deferred_self_fills(void) { return deferred_self_filled.load(std::memory_order_relaxed); }
 
 void st_result_free(st_result* r) { delete r; }
 

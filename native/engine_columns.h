@@ -34,12 +34,17 @@ struct Buf {
   // In the padding after external: a Buf stays 32 bytes, two to a cache
   // line, for the hundreds of partitions a wide record walk touches.
   bool end_elsewhere = false;
+  // The index, among the decoder's records' own list fields placed by
+  // record (Decoder::record_parts), of the field whose splits these are,
+  // or -1: what a fill of them deferred logs (Decoder::defer_splits). In
+  // the padding too, on the line a fill touches anyway.
+  int32_t record_part = -1;
 
   Buf() = default;
   Buf(const Buf&) = delete;
   Buf& operator=(const Buf&) = delete;
   Buf(Buf&& o) noexcept
-      : p(o.p), len(o.len), cap(o.cap), external(o.external), end_elsewhere(o.end_elsewhere) {
+      : p(o.p), len(o.len), cap(o.cap), external(o.external), end_elsewhere(o.end_elsewhere), record_part(o.record_part) {
     o.p = nullptr;
     o.len = o.cap = 0;
     o.external = false;

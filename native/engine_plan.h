@@ -211,6 +211,11 @@ struct st_plan {
   // of what decoding an input byte took, in this plan's last hand-overs
   // (Handovers); 0 until one has been measured.
   mutable std::atomic<double> rebase_cost{0};
+  // How many times chunk 0's bytes a later chunk that defers its
+  // records' own splits (Decoder::defer_splits) is given, so that the
+  // threads finish together, as this plan's last such batches measured
+  // it (note_defer_timing); 0 until one has.
+  mutable std::atomic<double> defer_weight{0};
   std::string message;  // full name of the root message, for errors
   uint32_t flags = 0;
   uint32_t max_depth = 100;

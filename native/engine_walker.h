@@ -12,6 +12,13 @@
 
 namespace {
 
+// deferred_splits_off makes no decoder defer its records' own splits
+// (Decoder::defer_splits; st_test_defer_splits), and
+// deferred_self_filled counts the decoders that deferred them and, the
+// hand-over not taken, wrote them themselves (st_test_deferred_self_fills).
+std::atomic<bool> deferred_splits_off{false};
+std::atomic<int64_t> deferred_self_filled{0};
+
 // ---------------------------------------------------------------------
 // Decoding state for one chunk of records.
 
@@ -50,6 +57,32 @@ struct Decoder {
   std::atomic<int32_t> handover{kHandoverOpen};
   const int64_t* handover_base = nullptr;
   std::vector<size_t> handover_fill;
+  // defer_splits: until it takes the hand-over (deferring), this decoder
+  // writes none of its records' own splits: a fill of them (catch_up,
+  // kRootDeferred) is logged, per record part (DeferredPart), and
+  // whoever learns the base writes them all once, final, past the cache
+  // (write_deferred_splits), where splits written counting from 0 were
+  // written, then read and written again. Set for the chunks after the
+  // first whose records' own list fields are all placed by record, in a
+  // batch of under 4 GB (decode_batch): a log entry is two uint32s.
+  bool defer_splits = false;
+  bool deferring = false;
+  struct DeferredPart {
+    Buf log;           // (end, value) a fill: splits up to end - 1 are value
+    int64_t last = 0;  // the last split (the leading 0 before any fill)
+  };
+  std::vector<DeferredPart> deferred;
+  // The timing of the deferring (note_defer_timing): the walk's seconds
+  // and input bytes until it took the hand-over (or ended), and the
+  // seconds the deferred splits took to write, by whichever thread.
+  double deferred_walk_s = 0;
+  int64_t deferred_walk_bytes = 0;
+  double deferred_write_s = 0;
+  std::chrono::steady_clock::time_point run_start;
+  // RootSplits says how the walk writes the splits of the records' own
+  // list fields: counting from 0 (kRootPlain), from split_base, after the
+  // hand-over (kRootBased), or deferred, before it (kRootDeferred).
+  enum RootSplits { kRootPlain, kRootBased, kRootDeferred };
   // walked is about how many records a decoder that may take the
   // hand-over has walked (updated every 64): for tests that make the
   // hand-over happen in the middle of a chunk.
@@ -105,11 +138,14 @@ struct Decoder {
     for (auto& p : parts) {
       p.len = 0;
       p.end_elsewhere = false;
+      p.record_part = -1;
       p.push<int64_t>(0);
     }
     std::fill(counts.begin(), counts.end(), 0);
     for (Slot& s : slots) s.split_base = 0;
     record_parts.clear();
+    defer_splits = false;
+    deferring = false;
     handover.store(kHandoverOpen, std::memory_order_relaxed);
     walked.store(0, std::memory_order_relaxed);
     oneof_marks.assign(size_t(plan->noneofs), OneofMark{-1, 0});
@@ -192,7 +228,10 @@ struct Decoder {
     }
     reset();
     for (size_t k = 0; k < parts.size(); k++) {
-      if (by_record[k]) record_parts.push_back(int32_t(k));
+      if (by_record[k]) {
+        parts[k].record_part = int32_t(record_parts.size());
+        record_parts.push_back(int32_t(k));
+      }
     }
     if (last) return;
     end_splits.assign(parts.size(), 0);
@@ -232,10 +271,17 @@ struct Decoder {
     return fail(c, at, what, np.fields[size_t(k.field)].cold->path);
   }
 
+  // last_split returns the last split of sp: of a record part whose
+  // splits are deferred, the one logged last, which is not in sp.
+  int64_t last_split(const Buf& sp) const {
+    if (__builtin_expect(deferring, 0) && sp.record_part >= 0) return deferred[size_t(sp.record_part)].last;
+    return sp.last_i64();
+  }
+
   // key_of returns the number of values a singular field's column or child
   // had before the current element: a value past it is this element's.
   int64_t singular_key(const FieldKey& k, const Slot& s, int32_t node) const {
-    return k.mode <= M_IMPLICIT ? counts[size_t(node)] : s.part.last_i64() - s.split_base;
+    return k.mode <= M_IMPLICIT ? counts[size_t(node)] : last_split(s.part) - s.split_base;
   }
 
   // truncate_node drops the elements of node from the n-th on. Outputs
@@ -273,7 +319,7 @@ struct Decoder {
       if (g.number == f.number) continue;
       // A member whose splits lag did not occur in this element.
       if (parts[size_t(g.partition)].len != splits) continue;
-      int64_t start = parts[size_t(g.partition)].last_i64() - split_base[size_t(g.partition)];
+      int64_t start = last_split(parts[size_t(g.partition)]) - split_base[size_t(g.partition)];
       if (g.message) {
         if (counts[size_t(g.child)] > start) truncate_node(g.child, start);
       } else {
@@ -313,10 +359,9 @@ struct Decoder {
   // and truncation shortens the splits with the values, so the element
   // holds no value of f yet, and a singular f needs no check for one to
   // replace (the common case of a sparse field: it lags).
-  // Based: f may be a field of the records' own whose splits count from
-  // split_base (the root of a decoder that took the hand-over:
-  // parse_message<true>).
-  template <bool Based>
+  // Root: how f's splits are written when node is the root (RootSplits):
+  // f is then one of the records' own list fields.
+  template <RootSplits Root>
   __attribute__((always_inline)) inline bool catch_up(const FieldKey& k, const NodePlan& np, Slot& s, int32_t node) {
     const int64_t idx = counts[size_t(node)];
     if (k.mode >= M_OPTIONAL) {
@@ -324,7 +369,11 @@ struct Decoder {
       const size_t want = size_t(idx + 1) * 8;
       if (__builtin_expect(sp.len < want, 1)) {
         const int64_t v = k.message() ? counts[size_t(node + k.child_offset)] : s.col.count();
-        append_splits(sp, (want - sp.len) / 8, Based ? v + s.split_base : v);
+        if (Root == kRootDeferred) {
+          defer_fill(sp, want, v);
+          return true;
+        }
+        append_splits(sp, (want - sp.len) / 8, Root == kRootBased ? v + s.split_base : v);
         // The line 512 bytes on, for writing: wide records write the
         // splits of hundreds of fields, too many streams for the hardware
         // prefetchers, and a store that misses waits for its line. On an
@@ -363,7 +412,12 @@ struct Decoder {
   // fewer instructions but measured slower on wide repeated records.
   static inline void append_splits(Buf& sp, size_t k, int64_t v) {
     sp.reserve_more(k * 8);
-    int64_t* q = reinterpret_cast<int64_t*>(sp.p + sp.len);
+    store_splits(reinterpret_cast<int64_t*>(sp.p + sp.len), k, v);
+    sp.len += k * 8;
+  }
+
+  // store_splits stores k > 0 copies of v at q (append_splits).
+  static inline void store_splits(int64_t* q, size_t k, int64_t v) {
 #if ST_X86_64
     if (k >= 2) {
       const __m128i w = _mm_set1_epi64x(v);
@@ -375,8 +429,98 @@ struct Decoder {
 #else
     for (size_t i = 0; i < k; i++) memcpy(q + i, &v, 8);
 #endif
-    sp.len += k * 8;
   }
+
+  // defer_fill is append_splits of a decoder that defers its records'
+  // own splits (defer_splits), up to want bytes: it logs the fill and
+  // writes none of it. On wide sparse records, fills of twenty splits and
+  // more, 8 bytes where the fill stored 160 (the log is one short stream
+  // a field, the splits were 2.5 lines a fill, a store that misses each).
+  inline void defer_fill(Buf& sp, size_t want, int64_t v) {
+    // The buffer is placed by record, so exactly sized: reserve_more never
+    // grows it, but keeps the splits that write_deferred_splits writes to
+    // within it.
+    sp.reserve_more(want - sp.len);
+    sp.len = want;
+    DeferredPart& d = deferred[size_t(sp.record_part)];
+    d.last = v;
+    const uint32_t entry[2] = {uint32_t(want / 8), uint32_t(v)};
+    d.log.reserve_more(sizeof entry);
+    memcpy(d.log.p + d.log.len, entry, sizeof entry);
+    d.log.len += sizeof entry;
+  }
+
+  // write_deferred_splits writes, for each record part j, its first
+  // upto[j] splits final, base[j] added (base null: none), from the fills
+  // logged (defer_fill) and the leading 0, and frees the logs. The splits
+  // past upto[j] are the walk's (the last logged, at upto[j], written by
+  // take_handover). Non-temporal stores, as the splits of lines whole in
+  // the stretch: a store that misses the cache reads its line in first,
+  // which splits written once and not read again need not (142 MB of
+  // them in 10 ms where plain stores took 24, Intel Xeon model 207).
+  // Called by the thread that took the decoder's hand-over (Handovers)
+  // or, untaken, by the decoder's own.
+  void write_deferred_splits(const size_t* upto, const int64_t* base) {
+    for (size_t j = 0; j < deferred.size(); j++) {
+      SplitWriter w(reinterpret_cast<int64_t*>(parts[size_t(record_parts[j])].p), upto[j]);
+      const int64_t b = base ? base[j] : 0;
+      w.put(1, b);  // the leading split
+      const uint32_t* e = reinterpret_cast<const uint32_t*>(deferred[j].log.p);
+      const size_t n = deferred[j].log.len / 8;
+      for (size_t i = 0; i < n; i++) w.put(e[2 * i], int64_t(e[2 * i + 1]) + b);
+      deferred[j].log.release();
+    }
+#if ST_X86_64
+    _mm_sfence();  // the streaming stores before whatever follows
+#endif
+  }
+
+  // SplitWriter writes splits [0, n) of q in order, runs of one value at
+  // a time: those in the 64-byte lines whole within [0, n) by streaming
+  // stores (the write-combining buffer writes each line out once all of
+  // it is stored), the rest, the ends, which may share a line with splits
+  // another thread writes, by plain ones.
+  class SplitWriter {
+   public:
+    SplitWriter(int64_t* q, size_t n) : q_(q), n_(n) {
+      line0_ = n;
+      full_end_ = n;
+#if ST_X86_64
+      // q is 8-byte aligned where the engine and its callers keep int64s;
+      // if not, no split is in a line of its own.
+      const uintptr_t a = reinterpret_cast<uintptr_t>(q);
+      if (a % 8 == 0) {
+        line0_ = std::min(n, size_t((64 - a % 64) % 64) / 8);
+        full_end_ = line0_ + (n - line0_) / 8 * 8;
+      }
+#endif
+    }
+    // put writes value at the splits from the last one written up to end
+    // (exclusive; not past n).
+    void put(size_t end, int64_t value) {
+      end = std::min(end, n_);
+      size_t i = i_;
+      for (; i < end && i < line0_; i++) memcpy(q_ + i, &value, 8);
+#if ST_X86_64
+      const size_t mid = std::min(end, full_end_);
+      if (i < mid) {
+        const __m128i v = _mm_set1_epi64x(value);
+        if ((i - line0_) % 2) _mm_stream_si64(reinterpret_cast<long long*>(q_ + i++), value);
+        for (; i + 2 <= mid; i += 2) _mm_stream_si128(reinterpret_cast<__m128i*>(q_ + i), v);
+        if (i < mid) _mm_stream_si64(reinterpret_cast<long long*>(q_ + i++), value);
+      }
+#endif
+      for (; i < end; i++) memcpy(q_ + i, &value, 8);
+      i_ = i;
+    }
+
+   private:
+    int64_t* q_;
+    size_t n_;
+    size_t line0_;     // the first split at the start of a line
+    size_t full_end_;  // the end of the last line whole within [0, n)
+    size_t i_ = 0;
+  };
 
   // fill_defaults appends f's default to column c until it holds n values.
   void fill_defaults(const FieldPlan& f, Column& c, int64_t n) {
@@ -653,11 +797,11 @@ struct Decoder {
   // group is the field number of the group being parsed, or 0 for a
   // length-delimited message. It returns the position after the message
   // (after the end-group tag for a group), or nullptr on error.
-  // Based: node is the root of a decoder whose splits of the records' own
-  // list fields count from split_base (take_handover); the nested nodes'
-  // never do, so the walk adds the base only at the root, and a decoder
-  // before the hand-over (or without one) does not load it at all.
-  template <bool Based = false>
+  // Root: how the splits of the records' own list fields are written
+  // (RootSplits) when node is the root; nested nodes' always count from 0,
+  // so that a decoder before the hand-over (or without one) does not load
+  // the base at all.
+  template <RootSplits Root = kRootPlain>
   const uint8_t* parse_message(int32_t node, const uint8_t* p, const uint8_t* end, int depth, uint64_t group) {
     const NodePlan& np = plan->nodes[size_t(node)];
     while (p < end) {
@@ -713,7 +857,7 @@ struct Decoder {
       // errors, defaults and oneofs need.
       const FieldKey& k = *key;
       Slot& s = slots[size_t(np.slot_base + k.field)];
-      const bool fresh = catch_up<Based>(k, np, s, node);
+      const bool fresh = catch_up<Root>(k, np, s, node);
       if (k.oneof()) {
         const FieldPlan& f = np.fields[size_t(k.field)];
         OneofMark& m = oneof_marks[size_t(f.oneof_id)];
@@ -801,10 +945,12 @@ struct Decoder {
       Buf& sp = parts[p];
       const size_t m = sp.len / 8;  // >= 1: the leading split
       split_base[p] = handover_base[p];
-      const int64_t v = sp.i64(m - 1) + split_base[p];
+      const int64_t v = (deferring ? deferred[j].last : sp.i64(m - 1)) + split_base[p];
       memcpy(sp.p + (m - 1) * 8, &v, 8);
       handover_fill[j] = m - 1;
     }
+    if (deferring) deferred_walk_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    deferring = false;
     handover.store(kHandoverTaken, std::memory_order_release);
   }
 
@@ -845,7 +991,17 @@ struct Decoder {
     if (record_parts.empty()) {
       walk<kPlain>(lo, hi, get);
     } else {
-      walk<kWatching>(lo, hi, get);
+      if (defer_splits) {
+        deferring = true;
+        deferred.clear();
+        deferred.resize(record_parts.size());
+        deferred_walk_bytes = 0;
+        deferred_walk_s = deferred_write_s = 0;
+        run_start = std::chrono::steady_clock::now();
+        walk<kDeferring>(lo, hi, get);
+      } else {
+        walk<kWatching>(lo, hi, get);
+      }
       int32_t s = kHandoverOpen;
       if (!handover.compare_exchange_strong(s, kHandoverClosed, std::memory_order_acq_rel) && s == kHandoverAsked) {
         if (code == ST_OK) {
@@ -854,6 +1010,18 @@ struct Decoder {
           handover.store(kHandoverClosed, std::memory_order_release);
         }
       }
+      // Not taken: nobody else will write the splits this decoder
+      // deferred, counting from 0 as the close-up expects them.
+      if (deferring && code == ST_OK) {
+        const auto walked_until = std::chrono::steady_clock::now();
+        deferred_walk_s = std::chrono::duration<double>(walked_until - run_start).count();
+        std::vector<size_t> upto(record_parts.size());
+        for (size_t j = 0; j < record_parts.size(); j++) upto[j] = parts[size_t(record_parts[j])].len / 8;
+        write_deferred_splits(upto.data(), nullptr);
+        deferred_write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - walked_until).count();
+        deferred_self_filled.fetch_add(1, std::memory_order_relaxed);
+      }
+      deferring = false;
     }
     if (code == ST_OK) finish();
   }
@@ -861,8 +1029,9 @@ struct Decoder {
  private:
   // walk decodes records [lo, hi): kPlain, with no hand-over to watch
   // for (the first chunk, one thread, no lent buffers); kWatching, taking
-  // one when asked and going on based; kBased, after it.
-  enum WalkMode { kPlain, kWatching, kBased };
+  // one when asked and going on based; kDeferring, the same, deferring
+  // the records' own splits until then (defer_splits); kBased, after it.
+  enum WalkMode { kPlain, kWatching, kDeferring, kBased };
   template <WalkMode Mode, class Get>
   void walk(int64_t lo, int64_t hi, const Get& get) {
     for (int64_t i = lo; i < hi; i++) {
@@ -875,18 +1044,20 @@ struct Decoder {
         }
         if (Mode != kPlain) walked.store(i - lo, std::memory_order_relaxed);
       }
-      if (Mode == kWatching && handover.load(std::memory_order_acquire) == kHandoverAsked) {
+      if ((Mode == kWatching || Mode == kDeferring) && handover.load(std::memory_order_acquire) == kHandoverAsked) {
         take_handover();
         return walk<kBased>(i, hi, get);
       }
       const uint8_t* rec;
       size_t len;
       get(i, &rec, &len);
+      if (Mode == kDeferring) deferred_walk_bytes += int64_t(len);
       static const uint8_t empty[1] = {0};
       if (!rec) rec = empty;  // a zero-length record may come with a null pointer
       rec_start = rec;
       rec_end = rec + len;
-      if (!parse_message<Mode == kBased>(0, rec, rec + len, 0, 0) || !end_element(0, rec + len)) {
+      constexpr RootSplits root = Mode == kBased ? kRootBased : Mode == kDeferring ? kRootDeferred : kRootPlain;
+      if (!parse_message<root>(0, rec, rec + len, 0, 0) || !end_element(0, rec + len)) {
         err_record = i;
         return;
       }

@@ -842,6 +842,22 @@ func Handovers() (taken, rebasedBytes int64) {
 // others.
 func handover(mode int, share float64) { C.st_test_handover(C.int32_t(mode), C.double(share)) }
 
+// DeferredSelfFills returns how many later chunks of multi-threaded
+// decodes into lent buffers, in this process, deferred the records' own
+// row splits, ended without taking the hand-over and wrote them
+// themselves.
+func DeferredSelfFills() int64 { return int64(C.st_test_deferred_self_fills()) }
+
+// deferSplits makes later chunks defer the records' own row splits until
+// the hand-over (on) or write them as they go.
+func deferSplits(on bool) {
+	v := C.int32_t(0)
+	if on {
+		v = 1
+	}
+	C.st_test_defer_splits(v)
+}
+
 // failThreadStarts makes every later start of an engine pool thread fail
 // (or start again): for the test of the fallback to fewer threads.
 func failThreadStarts(fail bool) {
@@ -867,6 +883,7 @@ func forcePackedTier(tier int, noPext bool) int {
 func init() {
 	testhook.ForcePackedTier = forcePackedTier
 	testhook.Handover = handover
+	testhook.DeferSplits = deferSplits
 }
 
 // WorkerThreads returns the number of the engine's pool threads now

@@ -52,3 +52,9 @@ var ForcePackedTier func(tier int, noPext bool) int
 // first chunk then taking share less time than the others (4: a sixth of
 // two chunks' bytes): the output must not depend on it.
 var Handover func(mode int, share float64)
+
+// DeferSplits, set by package native, makes the later chunks of those
+// decodes defer the records' own row splits until they take the
+// hand-over (true, the default) or write them as they go (false): the
+// output must not depend on it either.
+var DeferSplits func(on bool)

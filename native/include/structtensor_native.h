@@ -227,6 +227,13 @@ void st_test_handover(int32_t mode, double share);
  * process-wide, and stores in rebased_bytes (if not NULL) the bytes of
  * splits their askers rebased. */
 int64_t st_test_handovers(int64_t* rebased_bytes);
+/* st_test_defer_splits makes the chunks that may take a hand-over defer
+ * the records' own row splits until they take it (on != 0, the default)
+ * or write them as they go (0). st_test_deferred_self_fills returns how
+ * many chunks deferred them, did not take the hand-over and wrote them
+ * themselves, in this process. */
+void st_test_defer_splits(int32_t on);
+int64_t st_test_deferred_self_fills(void);
 
 /* Results. Sizes first, then copy into buffers the caller allocated (a
  * TensorFlow output tensor, a Go slice): chunks decoded on other threads
