@@ -460,3 +460,35 @@ func TestMedianOfRounds(t *testing.T) {
 		t.Errorf("rounds ran the decoders in the order %s, want %s", got, want)
 	}
 }
+
+// TestPairedTiming checks the alternation of timePaired (each pair of
+// calls, one of each decoder, in the other order from the last) and that
+// median keeps the median of the rounds' ratios to the anchor.
+func TestPairedTiming(t *testing.T) {
+	ds := &dataset{}
+	var calls []byte
+	fn := func() (*structtensor.StructTensor, error) { calls = append(calls, 'f'); return nil, nil }
+	anchor := func() (*structtensor.StructTensor, error) { calls = append(calls, 'a'); return nil, nil }
+	m, err := timePaired(ds, fn, anchor, 0, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The untimed first calls, then four pairs.
+	if got, want := string(calls), "fa"+"af"+"fa"+"af"+"fa"; got != want {
+		t.Errorf("calls %s, want %s", got, want)
+	}
+	if m.Iters != 4 {
+		t.Errorf("%d timed pairs, want 4", m.Iters)
+	}
+	round := func(cpu, wall, acpu, awall float64) *measurement {
+		return &measurement{Bytes: 1e6, Iters: 10, CPUSec: cpu, WallSec: wall, AnchorCPUSec: acpu, AnchorWallSec: awall, PeakRSS: 1}
+	}
+	// Wall ratios 1.5, 2, 1.8; CPU ratios 0.9, 1, 0.8.
+	med := median([]*measurement{round(2, 1, 1.8, 1.5), round(1, 4, 1, 8), round(4, 2, 3.2, 3.6)})
+	if got := med.AnchorWallSec / med.WallSec; math.Abs(got-1.8) > 1e-9 {
+		t.Errorf("median wall ratio to the anchor %v, want 1.8", got)
+	}
+	if got := med.AnchorCPUSec / med.CPUSec; math.Abs(got-0.9) > 1e-9 {
+		t.Errorf("median CPU ratio to the anchor %v, want 0.9", got)
+	}
+}

@@ -205,8 +205,21 @@ func runOneDecoder(e *env, dsName, decName, file string) (*measurement, error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	m, err := timeDecoder(ds, fn, e.minTime, e.minIters)
-	if err != nil {
+	var m *measurement
+	if d.anchor != "" {
+		a, ok := registry[d.anchor]
+		if !ok || a.prepare == nil {
+			return nil, fmt.Errorf("decoder %s: no in-process anchor %q", decName, d.anchor)
+		}
+		anchor, err := a.prepare(e, ds)
+		if err != nil {
+			return nil, err
+		}
+		m, err = timePaired(ds, fn, anchor, e.minTime, e.minIters)
+		if err != nil {
+			return nil, err
+		}
+	} else if m, err = timeDecoder(ds, fn, e.minTime, e.minIters); err != nil {
 		return nil, err
 	}
 	m.Bytes = ds.bytes()
@@ -263,7 +276,8 @@ func roundOrder(decs []decoder, round int) []decoder {
 // median combines the measurements of one decoder's rounds into one: the
 // median MB per CPU-second and, apart, the median MB per wall-second (as
 // CPU and wall seconds of the first round's work), the fastest call of
-// any round, the highest peak RSS.
+// any round, the highest peak RSS, and of a decoder timed with an anchor
+// the median of its rounds' ratios to it.
 func median(ms []*measurement) *measurement {
 	if len(ms) == 1 {
 		return ms[0]
@@ -283,6 +297,11 @@ func median(ms []*measurement) *measurement {
 	work := float64(c.Bytes) * float64(c.Iters) / 1e6
 	c.CPUSec = work / mid((*measurement).mbPerCPUSec)
 	c.WallSec = work / mid((*measurement).wallMBPerSec)
+	if c.AnchorWallSec > 0 {
+		// The median ratio to the anchor, each round's measured together.
+		c.AnchorCPUSec = c.CPUSec * mid(func(m *measurement) float64 { return m.AnchorCPUSec / m.CPUSec })
+		c.AnchorWallSec = c.WallSec * mid(func(m *measurement) float64 { return m.AnchorWallSec / m.WallSec })
+	}
 	for _, m := range ms {
 		c.PeakRSS = max(c.PeakRSS, m.PeakRSS)
 		if m.FastestCallCPUSec > 0 && (c.FastestCallCPUSec <= 0 || m.FastestCallCPUSec < c.FastestCallCPUSec) {

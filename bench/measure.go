@@ -30,8 +30,14 @@ type measurement struct {
 	// other tenants slow a CPU for seconds at a time, the mean (CPUSec)
 	// moves with them and this far less: the code's own speed.
 	FastestCallCPUSec float64 `json:"fastest_call_cpu_s,omitempty"`
-	OutBytes          int64   `json:"out_bytes"` // bytes of one call's output buffers
-	Digest            string  `json:"digest,omitempty"`
+	// AnchorCPUSec and AnchorWallSec are, for a decoder timed in
+	// alternation with another (decoder.anchor), the other's calls' CPU
+	// and wall seconds: as many calls, each beside one of this decoder's,
+	// so that both meet the same spells of the host's other load.
+	AnchorCPUSec  float64 `json:"anchor_cpu_s,omitempty"`
+	AnchorWallSec float64 `json:"anchor_wall_s,omitempty"`
+	OutBytes      int64   `json:"out_bytes"` // bytes of one call's output buffers
+	Digest        string  `json:"digest,omitempty"`
 	// Leaves digests each leaf path's flat values (see leafDigest), for
 	// the comparison with struct2tensor.
 	Leaves map[string]leafDigest `json:"leaves,omitempty"`
@@ -85,6 +91,89 @@ func processCPU() time.Duration {
 // dropped and collected outside the timed region, so the peak memory of
 // the process is that of one decode, not of a backlog of garbage.
 func timeDecoder(ds *dataset, fn decodeFunc, minCPU time.Duration, minIters int) (*measurement, error) {
+	m, err := firstCall(ds, fn)
+	if err != nil {
+		return nil, err
+	}
+	var cpu, wall, fastest time.Duration
+	for m.Iters < minIters || cpu < minCPU {
+		c, w, err := timedCall(fn)
+		if err != nil {
+			return nil, err
+		}
+		cpu += c
+		wall += w
+		if m.Iters == 0 || c < fastest {
+			fastest = c
+		}
+		m.Iters++
+	}
+	m.CPUSec, m.WallSec, m.FastestCallCPUSec = cpu.Seconds(), wall.Seconds(), fastest.Seconds()
+	m.PeakRSS = peakRSS()
+	return m, nil
+}
+
+// timePaired is timeDecoder for fn with the calls of anchor alternating
+// with its calls (each pair in the other order from the last), until fn
+// has used minCPU and run minIters times: the ratio of the two is then
+// measured under the same load, which on a host whose other tenants slow
+// a CPU for seconds at a time moves both alike. The anchor's first call
+// is untimed too, its output neither digested nor compared.
+func timePaired(ds *dataset, fn, anchor decodeFunc, minCPU time.Duration, minIters int) (*measurement, error) {
+	m, err := firstCall(ds, fn)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := anchor(); err != nil {
+		return nil, err
+	}
+	runtime.GC()
+	var cpu, wall, fastest, acpu, awall time.Duration
+	for m.Iters < minIters || cpu < minCPU {
+		for k := range 2 {
+			if (k == 0) == (m.Iters%2 == 0) {
+				c, w, err := timedCall(anchor)
+				if err != nil {
+					return nil, err
+				}
+				acpu += c
+				awall += w
+				continue
+			}
+			c, w, err := timedCall(fn)
+			if err != nil {
+				return nil, err
+			}
+			cpu += c
+			wall += w
+			if m.Iters == 0 || c < fastest {
+				fastest = c
+			}
+		}
+		m.Iters++
+	}
+	m.CPUSec, m.WallSec, m.FastestCallCPUSec = cpu.Seconds(), wall.Seconds(), fastest.Seconds()
+	m.AnchorCPUSec, m.AnchorWallSec = acpu.Seconds(), awall.Seconds()
+	m.PeakRSS = peakRSS()
+	return m, nil
+}
+
+// timedCall calls fn once and returns the process CPU and wall time it
+// took; the output is dropped and collected after, untimed.
+func timedCall(fn decodeFunc) (cpu, wall time.Duration, err error) {
+	c0, w0 := processCPU(), time.Now()
+	out, err := fn()
+	wall = time.Since(w0)
+	cpu = processCPU() - c0
+	_ = out
+	out = nil
+	runtime.GC()
+	return cpu, wall, err
+}
+
+// firstCall calls fn once, untimed (warm-up), and returns a measurement
+// holding its output's size and digests, whole and leaf by leaf.
+func firstCall(ds *dataset, fn decodeFunc) (*measurement, error) {
 	base := peakRSS()
 	out, err := fn()
 	if err != nil {
@@ -105,26 +194,6 @@ func timeDecoder(ds *dataset, fn decodeFunc, minCPU time.Duration, minIters int)
 	}
 	out = nil
 	runtime.GC()
-	var cpu, wall, fastest time.Duration
-	for m.Iters < minIters || cpu < minCPU {
-		c0, w0 := processCPU(), time.Now()
-		out, err := fn()
-		wall += time.Since(w0)
-		c := processCPU() - c0
-		cpu += c
-		if m.Iters == 0 || c < fastest {
-			fastest = c
-		}
-		if err != nil {
-			return nil, err
-		}
-		_ = out
-		out = nil
-		m.Iters++
-		runtime.GC()
-	}
-	m.CPUSec, m.WallSec, m.FastestCallCPUSec = cpu.Seconds(), wall.Seconds(), fastest.Seconds()
-	m.PeakRSS = peakRSS()
 	return m, nil
 }
 
