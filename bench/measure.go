@@ -91,12 +91,42 @@ func processCPU() time.Duration {
 // dropped and collected outside the timed region, so the peak memory of
 // the process is that of one decode, not of a backlog of garbage.
 func timeDecoder(ds *dataset, fn decodeFunc, minCPU time.Duration, minIters int) (*measurement, error) {
+	return timePaired(ds, fn, nil, minCPU, minIters)
+}
+
+// timePaired is timeDecoder for fn with the calls of anchor, if not nil,
+// alternating with its calls (each pair in the other order from the
+// last): the ratio of the two is then measured under the same load,
+// which on a host whose other tenants slow a CPU for seconds at a time
+// moves both alike. The anchor's first call is untimed too, its output
+// neither digested nor compared.
+func timePaired(ds *dataset, fn, anchor decodeFunc, minCPU time.Duration, minIters int) (*measurement, error) {
 	m, err := firstCall(ds, fn)
 	if err != nil {
 		return nil, err
 	}
-	var cpu, wall, fastest time.Duration
+	if anchor != nil {
+		if _, err := anchor(); err != nil {
+			return nil, err
+		}
+		runtime.GC()
+	}
+	var cpu, wall, fastest, acpu, awall time.Duration
+	timeAnchor := func() error {
+		c, w, err := timedCall(anchor)
+		acpu += c
+		awall += w
+		return err
+	}
 	for m.Iters < minIters || cpu < minCPU {
+		// With an anchor, a pair of calls, the anchor's first in every
+		// other pair.
+		anchorFirst := anchor != nil && m.Iters%2 == 0
+		if anchorFirst {
+			if err := timeAnchor(); err != nil {
+				return nil, err
+			}
+		}
 		c, w, err := timedCall(fn)
 		if err != nil {
 			return nil, err
@@ -106,48 +136,9 @@ func timeDecoder(ds *dataset, fn decodeFunc, minCPU time.Duration, minIters int)
 		if m.Iters == 0 || c < fastest {
 			fastest = c
 		}
-		m.Iters++
-	}
-	m.CPUSec, m.WallSec, m.FastestCallCPUSec = cpu.Seconds(), wall.Seconds(), fastest.Seconds()
-	m.PeakRSS = peakRSS()
-	return m, nil
-}
-
-// timePaired is timeDecoder for fn with the calls of anchor alternating
-// with its calls (each pair in the other order from the last), until fn
-// has used minCPU and run minIters times: the ratio of the two is then
-// measured under the same load, which on a host whose other tenants slow
-// a CPU for seconds at a time moves both alike. The anchor's first call
-// is untimed too, its output neither digested nor compared.
-func timePaired(ds *dataset, fn, anchor decodeFunc, minCPU time.Duration, minIters int) (*measurement, error) {
-	m, err := firstCall(ds, fn)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := anchor(); err != nil {
-		return nil, err
-	}
-	runtime.GC()
-	var cpu, wall, fastest, acpu, awall time.Duration
-	for m.Iters < minIters || cpu < minCPU {
-		for k := range 2 {
-			if (k == 0) == (m.Iters%2 == 0) {
-				c, w, err := timedCall(anchor)
-				if err != nil {
-					return nil, err
-				}
-				acpu += c
-				awall += w
-				continue
-			}
-			c, w, err := timedCall(fn)
-			if err != nil {
+		if anchor != nil && !anchorFirst {
+			if err := timeAnchor(); err != nil {
 				return nil, err
-			}
-			cpu += c
-			wall += w
-			if m.Iters == 0 || c < fastest {
-				fastest = c
 			}
 		}
 		m.Iters++
