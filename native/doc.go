@@ -132,21 +132,21 @@
 // AVX-512, each 64-byte line built in a register and stored whole past
 // the cache (a store that misses reads its line in first, which splits
 // written once need not; runs of 1-39 splits, 142 MB: 13 ms against 20
-// by plain stores, Intel Xeon model 207), elsewhere by plain stores. A chunk that
-// ends before it is asked writes them itself, counting from 0 as the
-// close-up expects. Deferring makes the later chunk's walk faster and the
-// first thread's part larger, so the later chunk gets more bytes: as
-// many more as the plan's own batches measure (the first chunk's walk w
-// seconds a byte, the later one's d deferring, and f writing the
-// deferred splits: b1/b0 = (w + f)/d, 1.6-2 on wide records). Measured
-// on 8 MB batches, one and two threads alternating in one process (the
-// engine alone, Intel Xeon model 207): two threads' wall-clock speedup
-// 1.51-1.61x -> 1.90x on wide sparse records and 1.58-1.67x -> 1.90x on
-// wide repeated ones, the CPU time of two threads no more than one's;
-// the others unchanged. (Before it, the
-// later chunk wrote its splits counting from 0 and the first thread
-// rebased them in place: a read and a second write of each.)
-// 1-2% and 5%. A share that its chunk outgrows moves to engine memory and is
+// by plain stores, Intel Xeon model 207), elsewhere by plain stores.
+// Before, the later chunk wrote its splits counting from 0 and the first
+// thread rebased them in place: a read and a second write of each. A
+// chunk that ends before it is asked writes them itself, counting from 0
+// as the close-up expects. Deferring makes the later chunk's walk faster
+// and the first thread's part larger, so the later chunk gets more
+// bytes: as many more as the plan's own batches measure (the first
+// chunk's walk w seconds a byte, the later one's d deferring, and f
+// writing the deferred splits: b1/b0 = (w + f)/d, 1.6-2 on wide
+// records). Measured on 8 MB batches, one and two threads alternating in
+// one process (the engine alone, Intel Xeon model 207): two threads'
+// wall-clock speedup 1.51-1.61x -> 1.90x on wide sparse records and
+// 1.58-1.67x -> 1.90x on wide repeated ones, the CPU time of two threads
+// no more than one's; the others unchanged. A share that its chunk
+// outgrows moves to engine memory and is
 // copied back in once the stretches after it have moved, whenever the
 // output as a whole fits its buffer: one thread's bad guess costs that
 // share's copies, not the batch's lent buffers. A guess that is too small

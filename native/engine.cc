@@ -520,11 +520,6 @@ void note_defer_timing(const st_plan* plan, double c0_s, int64_t c0_bytes, const
   plan->defer_weight.store(old > 0 ? (old + weight) / 2 : weight, std::memory_order_relaxed);
 }
 
-// seconds_since returns the seconds since start.
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // Handovers keeps, for the chunks of one batch, which have been decoded
 // and the records' own last splits (counting from the batch's start) of
 // the leading run of decoded ones, and asks the chunk after that run to

@@ -19,6 +19,11 @@ namespace {
 std::atomic<bool> deferred_splits_off{false};
 std::atomic<int64_t> deferred_self_filled{0};
 
+// seconds_since returns the seconds since start.
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 // ---------------------------------------------------------------------
 // Decoding state for one chunk of records.
 
@@ -60,7 +65,7 @@ struct Decoder {
   // defer_splits: until it takes the hand-over (deferring), this decoder
   // writes none of its records' own splits: a fill of them (catch_up,
   // kRootDeferred) is logged, per record part (DeferredPart), and
-  // whoever learns the base writes them all once, final, past the cache
+  // whoever learns the base writes them all once, final
   // (write_deferred_splits), where splits written counting from 0 were
   // written, then read and written again. Set for the chunks after the
   // first whose records' own list fields are all placed by record, in a
@@ -450,6 +455,15 @@ struct Decoder {
     d.log.len += sizeof entry;
   }
 
+  // deferred_run returns run r of a record part's deferred splits, as
+  // write_deferred_splits writes them into n: r = 0 the leading split
+  // (base), then each logged fill (end, value), value + base; *end never
+  // past n.
+  static inline int64_t deferred_run(const uint32_t* log, size_t r, size_t n, int64_t base, size_t* end) {
+    *end = std::min(n, r == 0 ? size_t(1) : size_t(log[2 * r - 2]));
+    return r == 0 ? base : int64_t(log[2 * r - 1]) + base;
+  }
+
   // write_deferred_splits writes, for each record part j, its first
   // upto[j] splits final, base[j] added (base null: none), from the fills
   // logged (defer_fill) and the leading 0, and frees the logs. The splits
@@ -471,9 +485,9 @@ struct Decoder {
 #endif
       size_t i = 0;
       for (size_t r = 0; r <= nlog && i < upto[j]; r++) {
-        // The leading split, then each fill.
-        const size_t end = std::min(upto[j], r == 0 ? size_t(1) : size_t(log[2 * r - 2]));
-        if (end > i) store_splits(q + i, end - i, r == 0 ? b : int64_t(log[2 * r - 1]) + b);
+        size_t end;
+        const int64_t v = deferred_run(log, r, upto[j], b, &end);
+        if (end > i) store_splits(q + i, end - i, v);
         i = std::max(i, end);
       }
       deferred[j].log.release();
@@ -507,8 +521,8 @@ struct Decoder {
     __m512i cur = _mm512_setzero_si512();
     size_t i = 0;
     for (size_t r = 0; r <= nlog && i < n; r++) {
-      const size_t end = std::min(n, r == 0 ? size_t(1) : size_t(log[2 * r - 2]));
-      const int64_t v = r == 0 ? base : int64_t(log[2 * r - 1]) + base;
+      size_t end;
+      const int64_t v = deferred_run(log, r, n, base, &end);
       for (; i < end && i < line0; i++) memcpy(q + i, &v, 8);
       const size_t mid = std::min(end, full_end);
       const __m512i vv = _mm512_set1_epi64(v);
@@ -963,7 +977,7 @@ struct Decoder {
       memcpy(sp.p + (m - 1) * 8, &v, 8);
       handover_fill[j] = m - 1;
     }
-    if (deferring) deferred_walk_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    if (deferring) deferred_walk_s = seconds_since(run_start);
     deferring = false;
     handover.store(kHandoverTaken, std::memory_order_release);
   }
@@ -1027,12 +1041,12 @@ struct Decoder {
       // Not taken: nobody else will write the splits this decoder
       // deferred, counting from 0 as the close-up expects them.
       if (deferring && code == ST_OK) {
+        deferred_walk_s = seconds_since(run_start);
         const auto walked_until = std::chrono::steady_clock::now();
-        deferred_walk_s = std::chrono::duration<double>(walked_until - run_start).count();
         std::vector<size_t> upto(record_parts.size());
         for (size_t j = 0; j < record_parts.size(); j++) upto[j] = parts[size_t(record_parts[j])].len / 8;
         write_deferred_splits(upto.data(), nullptr);
-        deferred_write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - walked_until).count();
+        deferred_write_s = seconds_since(walked_until);
         deferred_self_filled.fetch_add(1, std::memory_order_relaxed);
       }
       deferring = false;
