@@ -27,6 +27,7 @@ func makeUncleared[T bool | int32 | uint32 | float32 | int64 | uint64 | float64 
 	var zero T
 	size := uintptr(n) * unsafe.Sizeof(zero)
 	p := mallocgc(size, nil, false)
+	adviseHugePages(unsafe.Slice((*byte)(p), size)) // before any write faults a page in
 	poison(unsafe.Slice((*byte)(p), size))
 	return unsafe.Slice((*T)(p), n)
 }
