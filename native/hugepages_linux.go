@@ -30,7 +30,11 @@ import (
 // is not ours: the stretch advised lies inside the block, and memory the
 // collector later reuses for other objects only keeps a flag that lets
 // the kernel use huge pages there, which changes no byte. A block that
-// comes back to the pool keeps its pages. Memory the runtime had faulted
+// comes back to the pool keeps its pages. The advice splits the runtime's
+// mapping of the heap where an advised stretch begins and ends (the
+// kernel merges advised neighbours): with blocks of 8 MiB and more, at
+// most about 256 mappings more per GiB of heap, far under the kernel's
+// default limit of 65530 per process. Memory the runtime had faulted
 // in before (a block carved from a collected one) keeps its small pages
 // until the kernel's background collapse gets to it; the advice is not
 // worth a synchronous collapse, a copy of each page.
