@@ -37,7 +37,11 @@ import (
 // default limit of 65530 per process. Memory the runtime had faulted
 // in before (a block carved from a collected one) keeps its small pages
 // until the kernel's background collapse gets to it; the advice is not
-// worth a synchronous collapse, a copy of each page.
+// worth a synchronous collapse, a copy of each page. A program that
+// wants no huge pages turns them off for itself (prctl
+// PR_SET_THP_DISABLE, inherited across fork and exec), which the kernel
+// honours over the advice: TestLargeBlocksAdviseHugePages run so finds
+// the flag set and no huge page behind it.
 
 // hugeAdviseMinPages is the fewest huge pages a block must span for its
 // advice: smaller blocks (batches of about 1 MB) measured no gain.
