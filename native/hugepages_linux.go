@@ -73,12 +73,21 @@ func adviseHugePages(b []byte) []byte {
 	if huge == 0 || uintptr(len(b)) < hugeAdviseMinPages*huge {
 		return nil
 	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	start := (base + huge - 1) &^ (huge - 1)
-	end := (base + uintptr(len(b))) &^ (huge - 1)
-	stretch := b[start-base : end-base]
+	stretch := hugePagesInside(b, huge)
 	if syscall.Madvise(stretch, syscall.MADV_HUGEPAGE) != nil {
 		return nil // an old kernel without it: the block works as it is
 	}
 	return stretch
+}
+
+// hugePagesInside returns the stretch of b made of the huge pages (of
+// huge bytes, a power of two) wholly inside it; empty if there is none.
+func hugePagesInside(b []byte, huge uintptr) []byte {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	start := (base + huge - 1) &^ (huge - 1)
+	end := (base + uintptr(len(b))) &^ (huge - 1)
+	if end <= start {
+		return b[:0]
+	}
+	return b[start-base : end-base]
 }

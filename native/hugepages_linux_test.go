@@ -61,9 +61,7 @@ func TestLargeBlocksAdviseHugePages(t *testing.T) {
 	}
 	// A probe: a system whose madvise refuses the advice (a sandbox's
 	// filter) leaves blocks as they are, which is no failure of ours.
-	probe := make([]byte, 2*huge)
-	pb := uintptr(unsafe.Pointer(unsafe.SliceData(probe)))
-	if err := syscall.Madvise(probe[(pb+huge-1)&^(huge-1)-pb:][:huge], syscall.MADV_HUGEPAGE); err != nil {
+	if err := syscall.Madvise(hugePagesInside(make([]byte, 2*huge), huge), syscall.MADV_HUGEPAGE); err != nil {
 		t.Skipf("madvise(MADV_HUGEPAGE) refused here: %v", err)
 	}
 	if got := adviseHugePages(make([]byte, (hugeAdviseMinPages-1)*huge)); got != nil {
@@ -71,9 +69,13 @@ func TestLargeBlocksAdviseHugePages(t *testing.T) {
 	}
 	// An odd size, so the block neither starts nor ends on a huge page.
 	b := makeUncleared[byte](int(6*huge) + 12345)
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	first := (base + huge - 1) &^ (huge - 1)
-	last := (base+uintptr(len(b)))&^(huge-1) - 1
+	inside := hugePagesInside(b, huge)
+	first := uintptr(unsafe.Pointer(unsafe.SliceData(inside)))
+	last := first + uintptr(len(inside)) - 1
+	if base := uintptr(unsafe.Pointer(unsafe.SliceData(b))); first%huge != 0 || uintptr(len(inside))%huge != 0 ||
+		len(inside) < 5*int(huge) || first-base >= huge || last >= base+uintptr(len(b)) {
+		t.Fatalf("huge pages inside the block at %#x of %d bytes: %d bytes at %#x", base, len(b), len(inside), first)
+	}
 	for _, addr := range []uintptr{first, first + huge, last} {
 		flags, _ := vmaOf(t, addr)
 		if !strings.Contains(" "+flags+" ", " hg ") {
