@@ -35,39 +35,24 @@ import (
 // until the hand-over (the default), and the same decodes run with them
 // written as the walk goes; in the skewed batch the second chunk ends
 // before the first, so that it writes the splits it deferred itself.
+//
+// No chunk is split here (a tail that ends before its hand-over leaves
+// its splits to the close-up): TestDecodeSplitsChunks runs the hand-over
+// with splits.
 func TestDecodeHandsOverRecordSplits(t *testing.T) {
 	testhook.PoisonLentBuffers.Store(true)
 	defer testhook.PoisonLentBuffers.Store(false)
+	testhook.Steal(-1)
+	defer testhook.Steal(0)
 	defer testhook.Handover(0, 0)
 	defer testhook.DeferSplits(true)
 	d := testDescriptors(t)
-	for _, message := range []string{
-		"structtensor.testdata.wide.WideSparse",
-		"structtensor.testdata.wide.WideRepeated",
-		"structtensor.testdata.proto3.Proto3Msg",
-		"structtensor.testdata.recipe.Recipe",
-		"structtensor.testdata.wide.SparseNested",
-		"structtensor.testdata.scalars.AllScalars",
-	} {
+	for _, message := range threadedMessages {
 		md, err := d.Message(message)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rng := rand.New(rand.NewPCG(7, 8))
-		// Over a megabyte: the second chunk's thread is at work when the
-		// first (a sixth of the bytes) is done.
-		records := recordsOf(t, md, rng, 1<<20)
-		// A concatenation is one record, their merge (without maps, whose
-		// keys the reference would merge).
-		var big []byte
-		for len(big) < 1<<19 {
-			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(randomMessage(md, rng, 2, false))
-			if err != nil {
-				t.Fatal(err)
-			}
-			big = append(big, b...)
-		}
-		skewed := append([][]byte{big}, records[len(records)*9/10:]...)
+		records, skewed := threadedBatches(t, md, rand.New(rand.NewPCG(7, 8)))
 		data, offsets := contiguous(records)
 		ref := refRecords(t, md, records)
 		sref := refRecords(t, md, skewed)
@@ -184,9 +169,12 @@ func TestDecodeHandsOverRecordSplits(t *testing.T) {
 // TestHandsOverWhenItPays checks the default: wide sparse records (their
 // output is nearly all row splits of their own fields) give the first
 // chunk fewer bytes, and the second chunk takes the hand-over, so that
-// the close-up rebases none of the records' own splits.
+// the close-up rebases none of the records' own splits (no chunk split,
+// as above).
 func TestHandsOverWhenItPays(t *testing.T) {
 	testhook.Handover(0, 0)
+	testhook.Steal(-1)
+	defer testhook.Steal(0)
 	d := testDescriptors(t)
 	md, err := d.Message("structtensor.testdata.wide.WideSparse")
 	if err != nil {
@@ -216,6 +204,63 @@ func TestHandsOverWhenItPays(t *testing.T) {
 	if runtime.NumCPU() > 1 {
 		t.Errorf("wide sparse records on 2 threads: no hand-over in 20 batches")
 	}
+}
+
+// wideSparseBatch returns a plan of WideSparse records and over a
+// megabyte of them, for the tests of bad records on several threads.
+func wideSparseBatch(t *testing.T, rng *rand.Rand) (*Plan, [][]byte) {
+	t.Helper()
+	d := testDescriptors(t)
+	const message = "structtensor.testdata.wide.WideSparse"
+	md, err := d.Message(message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Compile(d, message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan, recordsOf(t, md, rng, 1<<20)
+}
+
+// badWideSparseRecords are records that fail a WideSparse decode.
+var badWideSparseRecords = []struct {
+	name   string
+	record []byte
+}{
+	{"truncated", []byte{0x08}},
+	{"length past the end", []byte{0xa2, 0x06, 0x7f, 'x'}},
+}
+
+// threadedMessages are the messages the tests of decodes on several
+// threads into lent buffers decode: wide, sparse, nested, of every scalar.
+var threadedMessages = []string{
+	"structtensor.testdata.wide.WideSparse",
+	"structtensor.testdata.wide.WideRepeated",
+	"structtensor.testdata.proto3.Proto3Msg",
+	"structtensor.testdata.recipe.Recipe",
+	"structtensor.testdata.wide.SparseNested",
+	"structtensor.testdata.scalars.AllScalars",
+}
+
+// threadedBatches returns two batches of md for those tests: records of
+// over a megabyte (the second chunk's thread is at work when the first, a
+// sixth of the bytes, is done), and a skewed batch whose first record is
+// most of it (half a megabyte of messages concatenated: one record, their
+// merge, without maps, whose keys the reference would merge) and then the
+// last tenth of the records.
+func threadedBatches(t *testing.T, md protoreflect.MessageDescriptor, rng *rand.Rand) (records, skewed [][]byte) {
+	t.Helper()
+	records = recordsOf(t, md, rng, 1<<20)
+	var big []byte
+	for len(big) < 1<<19 {
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(randomMessage(md, rng, 2, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		big = append(big, b...)
+	}
+	return records, append([][]byte{big}, records[len(records)*9/10:]...)
 }
 
 // recordsOf returns records of md (mergedRecords) of at least size bytes.
@@ -345,24 +390,8 @@ func randomScalar(fd protoreflect.FieldDescriptor, rng *rand.Rand) protoreflect.
 // reports, and none waits for an answer that never comes.
 func TestHandOverStopsAtABadRecord(t *testing.T) {
 	defer testhook.Handover(0, 0)
-	d := testDescriptors(t)
-	const message = "structtensor.testdata.wide.WideSparse"
-	md, err := d.Message(message)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := Compile(d, message)
-	if err != nil {
-		t.Fatal(err)
-	}
-	good := recordsOf(t, md, rand.New(rand.NewPCG(11, 12)), 1<<20)
-	for _, bad := range []struct {
-		name   string
-		record []byte
-	}{
-		{"truncated", []byte{0x08}},
-		{"length past the end", []byte{0xa2, 0x06, 0x7f, 'x'}},
-	} {
+	plan, good := wideSparseBatch(t, rand.New(rand.NewPCG(11, 12)))
+	for _, bad := range badWideSparseRecords {
 		for _, at := range []int{len(good) / 20, len(good) * 6 / 10, len(good) - 3} {
 			records := slices.Clone(good)
 			records[at] = bad.record

@@ -520,46 +520,259 @@ void note_defer_timing(const st_plan* plan, double c0_s, int64_t c0_bytes, const
   plan->defer_weight.store(old > 0 ? (old + weight) / 2 : weight, std::memory_order_relaxed);
 }
 
-// Handovers keeps, for the chunks of one batch, which have been decoded
-// and the records' own last splits (counting from the batch's start) of
-// the leading run of decoded ones, and asks the chunk after that run to
-// take the hand-over.
+// ---------------------------------------------------------------------
+// Splitting chunks among the threads.
+//
+// A decode into lent buffers on T threads cuts the batch into T chunks by
+// input bytes, each writing its stretch of every buffer. Equal bytes are
+// not equal time: records differ, and on a shared machine one thread may
+// run at half speed for a spell while the other does not, so that one
+// chunk ended up to a quarter earlier than the other (tf.Examples, 32 MB,
+// two threads, Intel Xeon model 207: 5-11% of the decode's wall time
+// idle). So a thread done with its chunk (and with any chunk not yet
+// claimed) splits the chunk with the most input left: it asks that
+// chunk's decoder, which answers between two records (Decoder::split_here)
+// by keeping the first half of its records left (by bytes) and giving the
+// rest to a fresh decoder, the tail, with the rest of its stretch of each
+// buffer (split by the same share of bytes, or by record where outputs
+// are placed by record), and walks on to its new end. The tail is placed
+// right after it in the batch's order of chunks (order), which is record
+// order: the close-up (assemble) and the hand-over (Handovers) read it
+// as they read the first chunks. A tail may be split in its turn. Under
+// kMinSplitBytes left, a decoder declines: the tail would cost more (its
+// decoder, its pieces moved in the close-up) than it saves.
+
+// steal_mode is st_test_steal's switch: -1 never split, 0 as above, 1
+// split whatever is left (2 records or more), 2 the same, every walk of
+// the batch slowed down until its first split (so that tests make one
+// happen). splits_taken counts the splits (st_test_splits).
+std::atomic<int32_t> steal_mode{0};
+std::atomic<int64_t> splits_taken{0};
+
+// kMinSplitBytes is the least input a chunk must have left to be split.
+constexpr int64_t kMinSplitBytes = int64_t(64) << 10;
+
+struct SplitBatch {
+  const st_plan* plan = nullptr;
+  const st_output* out = nullptr;
+  const int64_t* per_record = nullptr;  // exact_per_record's, or null
+  const int64_t* prefix = nullptr;      // the records' bytes, prefix sums
+  int64_t nrecords = 0;
+  bool defer = false;  // tails defer their records' own splits (defer_splits)
+  const volatile int32_t* cancel = nullptr;
+  std::atomic<bool> failed{false};  // a chunk failed: no more splits
+  std::atomic<bool> split_once{false};
+  std::mutex mu;
+  std::vector<Decoder*> order;                   // the chunks, in record order (guarded by mu)
+  std::vector<std::unique_ptr<Decoder>> tails;   // the decoders splits made (guarded by mu)
+
+  // split_point returns where a chunk at record i, ending at hi, splits
+  // (half its bytes left each side), or -1 when it does not.
+  int64_t split_point(int64_t i, int64_t hi) const {
+    const int32_t mode = steal_mode.load(std::memory_order_relaxed);
+    if (mode < 0 || hi - i < 2 || failed.load(std::memory_order_relaxed)) return -1;
+    const int64_t left = prefix[hi] - prefix[i];
+    if (mode == 0 && left < kMinSplitBytes) return -1;
+    const int64_t mid = std::lower_bound(prefix + i + 1, prefix + hi, prefix[i] + left / 2) - prefix;
+    return std::min(mid, hi - 1);
+  }
+
+  // preceded_by_failure tells whether a chunk that failed comes before d
+  // (under mu): d's output would be discarded, its error not the first.
+  bool preceded_by_failure(const Decoder* d) const {
+    for (const Decoder* e : order) {
+      if (e == d) return false;
+      if (e->code != ST_OK) return true;
+    }
+    return false;
+  }
+};
+
+void Decoder::slow_down() {
+  if (batch && !batch->split_once.load(std::memory_order_relaxed)) std::this_thread::sleep_for(std::chrono::microseconds(20));
+}
+
+void Decoder::split_here(int64_t i) {
+  SplitBatch& b = *batch;
+  Decoder& t = *split_tail;
+  const int64_t hi = run_hi.load(std::memory_order_relaxed);
+  const int64_t mid = b.split_point(i, hi);
+  if (mid < 0) {
+    split.store(kSplitOpen, std::memory_order_release);
+    t.split_answer.store(kSplitDeclined, std::memory_order_release);
+    return;
+  }
+  const st_output& out = *b.out;
+  const bool last = hi >= b.nrecords;
+  // The records' own splits are placed by record, exactly: the tail's
+  // start at record mid lies in this decoder's stretch, past what it has
+  // written (one split a record walked). Were it not so, the tail's would
+  // grow in engine memory, where the hand-over's asker must not write.
+  for (int32_t k : record_parts) {
+    const Buf& v = parts[size_t(k)];
+    const uint8_t* at = reinterpret_cast<const uint8_t*>(out.partition_splits[k] + mid);
+    if (!v.external || v.p + v.len > at || at > v.p + v.cap) {
+      split.store(kSplitOpen, std::memory_order_release);
+      t.split_answer.store(kSplitDeclined, std::memory_order_release);
+      return;
+    }
+  }
+  // The share of this decoder's room left that it keeps: that of its
+  // bytes left.
+  const double keep = double(b.prefix[mid] - b.prefix[i]) / double(std::max<int64_t>(b.prefix[hi] - b.prefix[i], 1));
+  // by_share gives the tail the end of v's stretch, past this decoder's
+  // share of its room left (8-byte aligned, as attach_part's stretches).
+  auto by_share = [&](Buf& v, Buf& w) {
+    if (!v.external || v.cap < v.len) return;
+    size_t at = (v.len + size_t(double(v.cap - v.len) * keep)) / 8 * 8;
+    if (at < v.len) at = (v.len + 7) / 8 * 8;
+    if (at >= v.cap) return;
+    w.attach(v.p + at, v.cap - at);
+    v.cap = at;
+  };
+  // at_offset gives the tail v's stretch from byte `at` of the caller's
+  // buffer base on, if this decoder has not written past it.
+  auto at_offset = [&](Buf& v, Buf& w, uint8_t* base, size_t at) {
+    if (!v.external || v.p < base || v.p + v.len > base + at || base + at > v.p + v.cap) return;
+    w.attach(base + at, size_t(v.p + v.cap - (base + at)));
+    v.cap = size_t(base + at - v.p);
+  };
+  for (size_t c = 0; c < cols.size(); c++) {
+    Column& col = cols[c];
+    if (b.per_record && b.per_record[c] > 0 && out.column_data && out.column_data[c]) {
+      const size_t at = std::min(out.column_bytes[c], size_t(b.per_record[c] * mid) << col.shift);
+      at_offset(col.vals, t.cols[c].vals, static_cast<uint8_t*>(out.column_data[c]), at);
+    } else {
+      by_share(col.vals, t.cols[c].vals);
+    }
+    if (col.dtype == ST_STRING) by_share(col.offs, t.cols[c].offs);
+  }
+  std::vector<uint8_t> by_record(parts.size(), 0);
+  for (int32_t k : record_parts) by_record[size_t(k)] = 1;
+  for (size_t k = 0; k < parts.size(); k++) {
+    if (by_record[k]) {
+      at_offset(parts[k], t.parts[k], reinterpret_cast<uint8_t*>(out.partition_splits[k]), size_t(mid) * 8);
+    } else {
+      by_share(parts[k], t.parts[k]);
+    }
+  }
+  t.external = true;
+  t.reset();
+  t.lent_lo = mid;
+  t.place_by_record(by_record, last);
+  t.cancel = b.cancel;
+  t.defer_splits = b.defer;
+  t.batch = &b;
+  t.slow_walk = slow_walk;
+  t.run_hi.store(hi, std::memory_order_relaxed);
+  t.at.store(mid, std::memory_order_relaxed);
+  t.split.store(kSplitOpen, std::memory_order_relaxed);
+  if (last) {
+    // No longer the last: its records' own last splits go to the tail.
+    end_splits.assign(parts.size(), 0);
+    for (int32_t k : record_parts) parts[size_t(k)].end_elsewhere = true;
+  }
+  {
+    std::lock_guard<std::mutex> lock(b.mu);
+    t.claimed = true;
+    b.order.insert(std::find(b.order.begin(), b.order.end(), this) + 1, &t);
+  }
+  run_hi.store(mid, std::memory_order_relaxed);
+  b.split_once.store(true, std::memory_order_relaxed);
+  splits_taken.fetch_add(1, std::memory_order_relaxed);
+  split.store(kSplitOpen, std::memory_order_release);
+  t.split_answer.store(kSplitGiven, std::memory_order_release);
+}
+
+// steal splits the chunk of b with the most input left (SplitBatch) and
+// returns the tail, for the calling thread to run, or null when no chunk
+// is worth it.
+Decoder* steal(SplitBatch& b) {
+  std::unique_ptr<Decoder> tail;
+  for (int tries = 0; tries < 8; tries++) {
+    if (b.failed.load(std::memory_order_relaxed) || steal_mode.load(std::memory_order_relaxed) < 0) return nullptr;
+    if (!tail) tail.reset(new Decoder(b.plan));
+    Decoder* victim = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(b.mu);
+      int64_t most = 0;
+      for (Decoder* d : b.order) {
+        if (!d->claimed || d->split.load(std::memory_order_relaxed) != Decoder::kSplitOpen) continue;
+        const int64_t left = b.prefix[d->run_hi.load(std::memory_order_relaxed)] - b.prefix[d->at.load(std::memory_order_relaxed)];
+        if (left > most) {
+          most = left;
+          victim = d;
+        }
+      }
+      if (!victim || (most < kMinSplitBytes && steal_mode.load(std::memory_order_relaxed) == 0)) return nullptr;
+      victim->split_tail = tail.get();
+      tail->split_answer.store(Decoder::kSplitPending, std::memory_order_relaxed);
+      int32_t s = Decoder::kSplitOpen;
+      if (!victim->split.compare_exchange_strong(s, Decoder::kSplitAsked, std::memory_order_acq_rel)) continue;
+    }
+    // The victim answers at its next record, or declines at its end.
+    int32_t s;
+    for (int spins = 0; (s = tail->split_answer.load(std::memory_order_acquire)) == Decoder::kSplitPending; spins++) {
+      wait_for_answer(spins);
+    }
+    if (s == Decoder::kSplitGiven) {
+      Decoder* t = tail.get();
+      std::lock_guard<std::mutex> lock(b.mu);
+      b.tails.push_back(std::move(tail));
+      return t;
+    }
+  }
+  return nullptr;
+}
+
+// Handovers keeps, for the chunks of one batch (SplitBatch::order),
+// which have been decoded and the records' own last splits (counting
+// from the batch's start) of the leading run of decoded ones, and asks
+// the chunk after that run to take the hand-over.
 class Handovers {
  public:
-  Handovers(const std::vector<std::unique_ptr<Decoder>>& chunks, size_t nparts)
-      : chunks_(chunks), nparts_(nparts), done_(chunks.size(), 0), ends_(chunks.size() * nparts, 0) {}
+  Handovers(SplitBatch& b, size_t nparts) : b_(b), nparts_(nparts) {}
 
-  // decoded is called by the thread that decoded chunk k without error.
-  // When that makes chunks 0..j-1 decoded, it asks chunk j, if a thread
-  // has claimed it (claimed(j)), to take the hand-over, waits for the
-  // answer (given_up(j): chunk j will never run), and rebases the splits
-  // chunk j wrote before it took it.
-  // decode_s is the time chunk k's decode took, in_bytes its input: with
+  // decoded is called by the thread that decoded chunk d without error.
+  // When that makes the chunks up to the next one decoded, it asks that
+  // one, if claimed (then a thread runs it), to take the hand-over, waits
+  // for the answer, and rebases the splits it wrote before it took it.
+  // decode_s is the time d's decode took, in_bytes its input: with
   // the rebase's time, they make the plan's measured rebase cost.
-  template <class Claimed, class GivenUp>
-  void decoded(size_t k, double decode_s, int64_t in_bytes, const Claimed& claimed, const GivenUp& given_up) {
-    size_t j;
+  void decoded(Decoder* done, double decode_s, int64_t in_bytes) {
+    Decoder* next;
+    const int64_t* base;
+    bool adjacent;
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_[k] = 1;
-      if (k != settled_) return;
-      while (settled_ < done_.size() && done_[settled_]) settle(settled_++);
-      j = settled_;
+      std::lock_guard<std::mutex> lock(b_.mu);
+      done->chunk_done = true;
+      if (settled_ >= b_.order.size() || b_.order[settled_] != done) return;
+      while (settled_ < b_.order.size() && b_.order[settled_]->chunk_done) settle(settled_++);
+      if (settled_ >= b_.order.size()) return;
+      next = b_.order[settled_];
+      base = b_.order[settled_ - 1]->settled_ends.data();
+      adjacent = b_.order[settled_ - 1] == done;
     }
-    if (j >= chunks_.size()) return;
-    Decoder& d = *chunks_[j];
+    Decoder& d = *next;
+    auto claimed = [&] {
+      std::lock_guard<std::mutex> lock(b_.mu);
+      return d.claimed;
+    };
     if (handover_mode.load(std::memory_order_relaxed) == 2) {
-      for (int waits = 0; waits < 5000 && !(claimed(j) && d.walked.load(std::memory_order_relaxed) > 0) && !given_up(j) &&
+      for (int waits = 0; waits < 5000 && !(claimed() && d.walked.load(std::memory_order_relaxed) > 0) &&
                               d.handover.load(std::memory_order_relaxed) == Decoder::kHandoverOpen;
            waits++) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
     }
-    if (!claimed(j)) return;
-    if (!d.ask_handover(&ends_[(j - 1) * nparts_])) return;
-    if (!d.handover_answer([&] { return given_up(j); })) return;
+    // A chunk not claimed yet is never claimed after one before it ended
+    // with an error; claimed, it answers at its end, unless the batch
+    // failed (then its output is discarded).
+    if (!claimed()) return;
+    if (!d.ask_handover(base)) return;
+    if (!d.handover_answer([&] { return b_.failed.load(std::memory_order_relaxed); })) return;
     handovers_taken.fetch_add(1, std::memory_order_relaxed);
-    // The splits chunk j wrote before it took the hand-over.
+    // The splits chunk d wrote before it took the hand-over.
     const auto start = std::chrono::steady_clock::now();
     int64_t rebased = 0;
     if (d.defer_splits) {
@@ -574,30 +787,29 @@ class Handovers {
       rebased += int64_t(d.handover_fill[i]) * 8;
     }
     handover_rebased_splits.fetch_add(rebased, std::memory_order_relaxed);
-    if (j == k + 1 && !d.defer_splits) note_rebase_cost(d.plan, rebased, seconds_since(start), in_bytes, decode_s);
+    if (adjacent && !d.defer_splits) note_rebase_cost(d.plan, rebased, seconds_since(start), in_bytes, decode_s);
   }
 
  private:
   // settle works out chunk j's last splits counting from the batch's
   // start: its own (Decoder::end_splits), based already when it took the
-  // hand-over, or else plus the chunk before's. Called under mu_, with
-  // chunks 0..j decoded.
+  // hand-over, or else plus the chunk before's. Called under mu, with
+  // chunks 0..j decoded: no chunk is placed before them any more (a
+  // split places its tail after a chunk still walking).
   void settle(size_t j) {
-    if (j + 1 >= chunks_.size()) return;  // the last: no chunk after it
-    const Decoder& d = *chunks_[j];
+    Decoder& d = *b_.order[j];
+    if (d.end_splits.empty()) return;  // the last: no chunk after it
     const bool based = d.handover.load(std::memory_order_acquire) == Decoder::kHandoverTaken;
+    d.settled_ends.assign(nparts_, 0);
     for (int32_t p : d.record_parts) {
-      const int64_t before = j == 0 || based ? 0 : ends_[(j - 1) * nparts_ + size_t(p)];
-      ends_[j * nparts_ + size_t(p)] = d.end_splits[size_t(p)] + before;
+      const int64_t before = j == 0 || based ? 0 : b_.order[j - 1]->settled_ends[size_t(p)];
+      d.settled_ends[size_t(p)] = d.end_splits[size_t(p)] + before;
     }
   }
 
-  const std::vector<std::unique_ptr<Decoder>>& chunks_;
+  SplitBatch& b_;
   const size_t nparts_;
-  std::mutex mu_;
-  std::vector<uint8_t> done_;   // per chunk (guarded by mu_)
-  std::vector<int64_t> ends_;   // per chunk and partition (guarded by mu_ until asked)
-  size_t settled_ = 0;          // chunks 0..settled_-1 are decoded and settled
+  size_t settled_ = 0;  // order[0..settled_) are decoded and settled (guarded by b_.mu)
 };
 
 // defers_splits tells whether the chunks after the first of a batch of n
@@ -664,10 +876,20 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
       bounds[size_t(k)] = std::max(bounds[size_t(k - 1)], int64_t(std::lower_bound(sizes_prefix, sizes_prefix + n + 1, target) - sizes_prefix));
     }
     bounds[size_t(nchunks)] = n;
+    // The chunks in record order, split among the threads as they go
+    // (SplitBatch) when they write into lent buffers.
+    SplitBatch batch;
+    batch.plan = plan;
+    batch.out = out;
+    batch.prefix = sizes_prefix;
+    batch.nrecords = n;
+    batch.cancel = cancel;
+    std::vector<int64_t> per_record;
     std::unique_ptr<Handovers> handovers;
+    const bool splits = out && nchunks > 1 && steal_mode.load(std::memory_order_relaxed) >= 0;
     if (out) {
-      std::vector<int64_t> per_record;
       if (last) exact_per_record(plan->col_dtype, *last, n, *out, &per_record);
+      batch.per_record = per_record.empty() ? nullptr : per_record.data();
       auto frac = [&](int64_t k) {
         return total > 0 ? double(sizes_prefix[bounds[size_t(k)]]) / double(total) : double(bounds[size_t(k)]) / double(n);
       };
@@ -675,16 +897,15 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
       for (int64_t k = 0; k < nchunks; k++) records_exact = records_exact && bounds[size_t(k)] < bounds[size_t(k + 1)];
       for (int64_t k = 0; k < nchunks; k++) {
         res->chunks.push_back(std::unique_ptr<Decoder>(new Decoder(plan)));
-        res->chunks.back()->attach_part(*out, k == 0 ? 0.0 : frac(k), k + 1 == nchunks ? 1.0 : frac(k + 1),
-                                        per_record.empty() ? nullptr : per_record.data(), bounds[size_t(k)],
-                                        bounds[size_t(k + 1)], n, records_exact);
+        res->chunks.back()->attach_part(*out, k == 0 ? 0.0 : frac(k), k + 1 == nchunks ? 1.0 : frac(k + 1), batch.per_record,
+                                        bounds[size_t(k)], bounds[size_t(k + 1)], n, records_exact);
         res->chunks.back()->cancel = cancel;
       }
       if (nchunks > 1 && !res->chunks[0]->record_parts.empty() && handover_mode.load(std::memory_order_relaxed) >= 0) {
-        handovers.reset(new Handovers(res->chunks, size_t(plan->nparts)));
+        handovers.reset(new Handovers(batch, size_t(plan->nparts)));
         // The chunks that may be asked defer their records' own splits.
-        const bool defer = defers && res->chunks[0]->record_parts.size() == plan->nodes[0].list_slots.size();
-        for (int64_t k = 1; k < nchunks && defer; k++) res->chunks[size_t(k)]->defer_splits = true;
+        batch.defer = defers && res->chunks[0]->record_parts.size() == plan->nodes[0].list_slots.size();
+        for (int64_t k = 1; k < nchunks && batch.defer; k++) res->chunks[size_t(k)]->defer_splits = true;
       }
     } else {
       for (int64_t k = 0; k < nchunks; k++) {
@@ -692,35 +913,52 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
         res->chunks.back()->cancel = cancel;
       }
     }
+    for (int64_t k = 0; k < nchunks; k++) {
+      Decoder& d = *res->chunks[size_t(k)];
+      batch.order.push_back(&d);
+      d.run_hi.store(bounds[size_t(k + 1)], std::memory_order_relaxed);
+      d.at.store(bounds[size_t(k)], std::memory_order_relaxed);
+      if (!splits) continue;
+      d.batch = &batch;
+      d.slow_walk = steal_mode.load(std::memory_order_relaxed) == 2;
+      d.split.store(Decoder::kSplitOpen, std::memory_order_relaxed);
+    }
     // A chunk that fails stops the chunks after it (their output would be
     // discarded) but not those before: the error reported is the first in
     // batch order, as in a serial run.
     std::atomic<int64_t> next{0};
-    std::atomic<int64_t> stop{nchunks};
-    std::vector<double> chunk_s(size_t(nchunks), 0);  // each chunk's run, in seconds
+    auto run_chunk = [&](Decoder& d, int64_t lo) {
+      const auto start = std::chrono::steady_clock::now();
+      d.run(lo, d.run_hi.load(std::memory_order_relaxed), get);
+      d.run_s = seconds_since(start);
+      if (d.code != ST_OK) {
+        batch.failed = true;
+      } else if (handovers) {
+        handovers->decoded(&d, d.run_s, sizes_prefix[d.run_hi.load(std::memory_order_relaxed)] - sizes_prefix[lo]);
+      }
+    };
     std::atomic<bool> oom{false};
     auto work = [&] {
       try {
         for (;;) {
-          int64_t k = next.fetch_add(1);
-          if (k >= nchunks || k > stop.load()) return;
-          Decoder& d = *res->chunks[size_t(k)];
-          const auto start = std::chrono::steady_clock::now();
-          d.run(bounds[size_t(k)], bounds[size_t(k + 1)], get);
-          chunk_s[size_t(k)] = seconds_since(start);
-          if (d.code != ST_OK) {
-            int64_t cur = stop.load();
-            while (k < cur && !stop.compare_exchange_weak(cur, k)) {
+          const int64_t k = next.fetch_add(1);
+          if (k < nchunks) {
+            Decoder& d = *res->chunks[size_t(k)];
+            {
+              std::lock_guard<std::mutex> lock(batch.mu);
+              if (batch.preceded_by_failure(&d)) continue;
+              d.claimed = true;
             }
-          } else if (handovers) {
-            handovers->decoded(
-                size_t(k), seconds_since(start), sizes_prefix[bounds[size_t(k + 1)]] - sizes_prefix[bounds[size_t(k)]],
-                [&](size_t j) { return next.load() > int64_t(j); }, [&](size_t j) { return int64_t(j) > stop.load(); });
+            run_chunk(d, bounds[size_t(k)]);
+            continue;
           }
+          Decoder* t = splits ? steal(batch) : nullptr;
+          if (!t) return;
+          run_chunk(*t, t->lent_lo);
         }
       } catch (...) {
+        batch.failed = true;
         oom = true;
-        stop = -1;
       }
     };
     int64_t nworkers = std::min<int64_t>(threads, nchunks);
@@ -730,14 +968,29 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
       Workers::get().run(nworkers - 1, work);
     }
     if (oom) throw std::bad_alloc();
+    // The chunks in record order, the splits' tails among them.
+    Decoder* const first = res->chunks[0].get();
+    Decoder* const second = nchunks > 1 ? res->chunks[1].get() : nullptr;
+    if (!batch.tails.empty()) {
+      std::vector<std::unique_ptr<Decoder>> all;
+      for (auto& c : res->chunks) all.push_back(std::move(c));
+      for (auto& c : batch.tails) all.push_back(std::move(c));
+      res->chunks.clear();
+      for (Decoder* d : batch.order) {
+        for (auto& c : all) {
+          if (c.get() == d) res->chunks.push_back(std::move(c));
+        }
+      }
+    }
     for (auto& c : res->chunks) {
       if (c->code != ST_OK) {
         set_error(err, c->code, c->err_record, c->err_offset, "%s", c->err_msg.c_str());
         return nullptr;
       }
     }
-    if (res->chunks.size() > 1 && res->chunks[1]->defer_splits) {
-      note_defer_timing(plan, chunk_s[0], sizes_prefix[bounds[1]] - sizes_prefix[bounds[0]], *res->chunks[1]);
+    if (second && second->defer_splits) {
+      note_defer_timing(plan, first->run_s, sizes_prefix[first->run_hi.load(std::memory_order_relaxed)] - sizes_prefix[bounds[0]],
+                        *second);
     }
     if (out && res->chunks.size() > 1) assemble(*res, *out, threads);
     if (total >= kLendMinBytes) remember_sizes(plan, res.get(), total, n);
@@ -1000,6 +1253,10 @@ int64_t st_test_handovers(int64_t* rebased_bytes) {
   if (rebased_bytes) *rebased_bytes = handover_rebased_splits.load(std::memory_order_relaxed);
   return handovers_taken.load(std::memory_order_relaxed);
 }
+
+void st_test_steal(int32_t mode) { steal_mode.store(mode, std::memory_order_relaxed); }
+
+int64_t st_test_splits(void) { return splits_taken.load(std::memory_order_relaxed); }
 
 void st_test_defer_splits(int32_t on) { deferred_splits_off.store(on == 0, std::memory_order_relaxed); }
 

@@ -19,6 +19,24 @@ namespace {
 std::atomic<bool> deferred_splits_off{false};
 std::atomic<int64_t> deferred_self_filled{0};
 
+// wait_for_answer is one turn of a wait for another thread's decoder to
+// answer a request (a hand-over, a split) at its next record: soon,
+// unless the record is a long one (or its thread is not running), when
+// the wait sleeps rather than spin a core that the CPU time counts.
+inline void wait_for_answer(int spins) {
+  if (spins < 64) {
+    __builtin_ia32_pause();
+  } else if (spins < 256) {
+    std::this_thread::yield();
+  } else {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+// SplitBatch is the state a decode into lent buffers on several threads
+// shares among its chunks, for splitting them (engine.cc).
+struct SplitBatch;
+
 // seconds_since returns the seconds since start.
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -92,6 +110,35 @@ struct Decoder {
   // hand-over has walked (updated every 64): for tests that make the
   // hand-over happen in the middle of a chunk.
   std::atomic<int64_t> walked{0};
+  // Splitting, in a decode into lent buffers on several threads (batch
+  // set; engine.cc, SplitBatch): a thread done with its chunk asks the
+  // decoder with the most input left (split kSplitAsked, offering a fresh
+  // decoder, split_tail); this one answers between two records
+  // (split_here): it gives the second half of its records left to the
+  // tail, with the rest of its stretch of each buffer, and walks on to
+  // the new end (run_hi), or declines; either way it opens again and
+  // answers in the tail (split_answer). Closed once its walk has ended,
+  // declining a split asked for then. at is the record the walk is at
+  // (for the asker's choice).
+  enum : int32_t { kSplitOpen = 0, kSplitAsked = 1, kSplitClosed = 2 };
+  enum : int32_t { kSplitPending = 0, kSplitGiven = 1, kSplitDeclined = 2 };
+  std::atomic<int32_t> split{kSplitClosed};
+  Decoder* split_tail = nullptr;
+  std::atomic<int32_t> split_answer{kSplitPending};  // as a tail offered
+  SplitBatch* batch = nullptr;
+  std::atomic<int64_t> run_hi{0};
+  std::atomic<int64_t> at{0};
+  int64_t lent_lo = 0;  // the first record of the part (attach_part)
+  // slow_walk: walk slowly until the batch's first split (st_test_steal).
+  bool slow_walk = false;
+  // The batch's bookkeeping (guarded by SplitBatch::mu): claimed (a
+  // thread runs this decoder or will), chunk_done (decoded without
+  // error), settled_ends (per partition, the records' own last splits
+  // counting from the batch's start: Handovers).
+  bool claimed = false;
+  bool chunk_done = false;
+  std::vector<int64_t> settled_ends;
+  double run_s = 0;  // the run's seconds
   std::vector<int64_t> counts;
   // For each oneof, the element (of its node) and the member last set: a
   // oneof needs clearing only when another member was set in the same
@@ -153,6 +200,12 @@ struct Decoder {
     deferring = false;
     handover.store(kHandoverOpen, std::memory_order_relaxed);
     walked.store(0, std::memory_order_relaxed);
+    split.store(kSplitClosed, std::memory_order_relaxed);
+    split_tail = nullptr;
+    batch = nullptr;
+    slow_walk = false;
+    claimed = chunk_done = false;
+    settled_ends.clear();
     oneof_marks.assign(size_t(plan->noneofs), OneofMark{-1, 0});
     code = ST_OK;
     err_record = err_offset = -1;
@@ -232,6 +285,14 @@ struct Decoder {
       parts[k].attach(out.partition_splits[k] + at, len * 8);
     }
     reset();
+    lent_lo = rec_lo;
+    place_by_record(by_record, last);
+  }
+
+  // place_by_record marks the partitions placed by record (by_record[k])
+  // as the records' own (record_parts) and, unless this part is the
+  // batch's last, as leaving their last split to the next part.
+  void place_by_record(const std::vector<uint8_t>& by_record, bool last) {
     for (size_t k = 0; k < parts.size(); k++) {
       if (by_record[k]) {
         parts[k].record_part = int32_t(record_parts.size());
@@ -242,6 +303,9 @@ struct Decoder {
     end_splits.assign(parts.size(), 0);
     for (size_t k = 0; k < parts.size(); k++) parts[k].end_elsewhere = by_record[k] != 0;
   }
+
+  // split_here answers a split asked for, before record i (SplitBatch).
+  void split_here(int64_t i);
 
   // all_external tells whether every output is in the caller's buffers.
   bool all_external() const {
@@ -996,16 +1060,7 @@ struct Decoder {
         if (handover.compare_exchange_strong(asked, kHandoverClosed, std::memory_order_acq_rel)) return false;
         continue;
       }
-      // The decoder answers at its next record: soon, unless the record
-      // is a long one (or its thread is not running), when the wait
-      // sleeps rather than spin a core that the CPU time counts.
-      if (spins < 64) {
-        __builtin_ia32_pause();
-      } else if (spins < 256) {
-        std::this_thread::yield();
-      } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-      }
+      wait_for_answer(spins);
     }
   }
 
@@ -1016,8 +1071,10 @@ struct Decoder {
   template <class Get>
   void run(int64_t lo, int64_t hi, const Get& get) {
     run_tier = packed_tier();
+    run_hi.store(hi, std::memory_order_relaxed);
     if (record_parts.empty()) {
-      walk<kPlain>(lo, hi, get);
+      walk<kPlain>(lo, get);
+      end_splitting();
     } else {
       if (defer_splits) {
         deferring = true;
@@ -1026,10 +1083,11 @@ struct Decoder {
         deferred_walk_bytes = 0;
         deferred_walk_s = deferred_write_s = 0;
         run_start = std::chrono::steady_clock::now();
-        walk<kDeferring>(lo, hi, get);
+        walk<kDeferring>(lo, get);
       } else {
-        walk<kWatching>(lo, hi, get);
+        walk<kWatching>(lo, get);
       }
+      end_splitting();
       int32_t s = kHandoverOpen;
       if (!handover.compare_exchange_strong(s, kHandoverClosed, std::memory_order_acq_rel) && s == kHandoverAsked) {
         if (code == ST_OK) {
@@ -1055,14 +1113,26 @@ struct Decoder {
   }
 
  private:
-  // walk decodes records [lo, hi): kPlain, with no hand-over to watch
+  // end_splitting closes the decoder to splits once its walk has ended
+  // (an asker waiting then finds it closed).
+  void end_splitting() {
+    if (split.exchange(kSplitClosed, std::memory_order_acq_rel) == kSplitAsked) {
+      split_tail->split_answer.store(kSplitDeclined, std::memory_order_release);
+    }
+  }
+
+  // slow_down is the test's slow walk (slow_walk).
+  void slow_down();
+
+  // walk decodes records [lo, run_hi), the end lowered by a split on the
+  // way: kPlain, with no hand-over to watch
   // for (the first chunk, one thread, no lent buffers); kWatching, taking
   // one when asked and going on based; kDeferring, the same, deferring
   // the records' own splits until then (defer_splits); kBased, after it.
   enum WalkMode { kPlain, kWatching, kDeferring, kBased };
   template <WalkMode Mode, class Get>
-  void walk(int64_t lo, int64_t hi, const Get& get) {
-    for (int64_t i = lo; i < hi; i++) {
+  void walk(int64_t lo, const Get& get) {
+    for (int64_t i = lo; i < run_hi.load(std::memory_order_relaxed); i++) {
       if (((i - lo) & 63) == 0) {
         if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
           code = ST_ERR_CANCELLED;
@@ -1074,8 +1144,11 @@ struct Decoder {
       }
       if ((Mode == kWatching || Mode == kDeferring) && handover.load(std::memory_order_acquire) == kHandoverAsked) {
         take_handover();
-        return walk<kBased>(i, hi, get);
+        return walk<kBased>(i, get);
       }
+      if (__builtin_expect(split.load(std::memory_order_acquire) == kSplitAsked, 0)) split_here(i);
+      at.store(i, std::memory_order_relaxed);
+      if (__builtin_expect(slow_walk, 0)) slow_down();
       const uint8_t* rec;
       size_t len;
       get(i, &rec, &len);

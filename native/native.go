@@ -842,6 +842,16 @@ func Handovers() (taken, rebasedBytes int64) {
 // others.
 func handover(mode int, share float64) { C.st_test_handover(C.int32_t(mode), C.double(share)) }
 
+// Splits returns how many times, in this process, a thread of a
+// multi-threaded decode into lent buffers, done with its chunk, split
+// another thread's chunk and decoded the second half of its records left.
+func Splits() int64 { return int64(C.st_test_splits()) }
+
+// steal makes those decodes split chunks never (mode -1), when worth it
+// (0), whenever two records or more are left (1), or so with every walk
+// slowed down until the batch's first split (2).
+func steal(mode int) { C.st_test_steal(C.int32_t(mode)) }
+
 // DeferredSelfFills returns how many later chunks of multi-threaded
 // decodes into lent buffers, in this process, deferred the records' own
 // row splits, ended without taking the hand-over and wrote them
@@ -884,6 +894,7 @@ func init() {
 	testhook.ForcePackedTier = forcePackedTier
 	testhook.Handover = handover
 	testhook.DeferSplits = deferSplits
+	testhook.Steal = steal
 }
 
 // WorkerThreads returns the number of the engine's pool threads now

@@ -58,3 +58,11 @@ var Handover func(mode int, share float64)
 // hand-over (true, the default) or write them as they go (false): the
 // output must not depend on it either.
 var DeferSplits func(on bool)
+
+// Steal, set by package native, makes the threads of multi-threaded
+// decodes into lent buffers, done with their chunk, split another
+// thread's chunk and take the second half of its records left never
+// (mode -1), when worth it (0, the default), whenever two records or more
+// are left (1), or so with every walk slowed down until the batch's first
+// split (2, so that one happens): the output must not depend on it.
+var Steal func(mode int)

@@ -227,6 +227,13 @@ void st_test_handover(int32_t mode, double share);
  * process-wide, and stores in rebased_bytes (if not NULL) the bytes of
  * splits their askers rebased. */
 int64_t st_test_handovers(int64_t* rebased_bytes);
+/* st_test_steal makes multi-threaded decodes into lent buffers split a
+ * chunk with input left for a thread done with its own never (mode -1),
+ * when worth it (0, the default), whenever 2 records or more are left
+ * (1), or so, every walk slowed down until the batch's first split (2).
+ * st_test_splits returns how many splits were made in the process. */
+void st_test_steal(int32_t mode);
+int64_t st_test_splits(void);
 /* st_test_defer_splits makes the chunks that may take a hand-over defer
  * the records' own row splits until they take it (on != 0, the default)
  * or write them as they go (0). st_test_deferred_self_fills returns how
