@@ -18,12 +18,12 @@ import (
 // still walking (the one split keeps the first half of its records left
 // and gives the rest, with the rest of its stretch of each buffer, to the
 // thread that asked), and compares every output with the one-thread
-// decode and the reference. Every walk is slowed down until the batch's
-// first split, so that one happens; the splits run with the hand-over of
-// the records' own row splits on and off, deferred and not, so that a
-// tail takes it, writes its splits itself, or has them rebased by the
-// close-up. A batch whose first record is most of it splits the later
-// chunks only (the first is one record).
+// decode, itself compared with the reference. The first or the last chunk's walk is slowed
+// down until the batch's first split, so that one of it happens; the
+// splits run with the hand-over of the records' own row splits on and
+// off, deferred and not, so that a tail takes it, writes its splits
+// itself, or has them rebased by the close-up. A batch whose first record
+// is most of it splits the last chunk only (the first is one record).
 func TestDecodeSplitsChunks(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("one CPU: the engine starts no helper thread, so no chunk is split")
@@ -47,10 +47,11 @@ func TestDecodeSplitsChunks(t *testing.T) {
 			threadCounts = threadCounts[:2]
 		}
 		for _, batch := range []struct {
-			name    string
-			records [][]byte
-			ref     []any
-		}{{"records", records, ref}, {"a skewed batch", skewed, sref}} {
+			name       string
+			records    [][]byte
+			ref        []any
+			firstSplit bool // the first chunk has records to split
+		}{{"records", records, ref, true}, {"a skewed batch", skewed, sref, false}} {
 			data, offsets := contiguous(batch.records)
 			for _, threads := range threadCounts {
 				plan, err := Compile(d, message)
@@ -71,7 +72,7 @@ func TestDecodeSplitsChunks(t *testing.T) {
 				for _, cfg := range []struct {
 					steal, handover int
 					deferring       bool
-				}{{2, 0, true}, {2, 1, true}, {2, 1, false}, {2, -1, false}, {1, 0, true}} {
+				}{{2, 0, true}, {3, 0, true}, {2, 1, true}, {3, 1, false}, {2, -1, false}, {3, -1, false}, {1, 0, true}} {
 					name := fmt.Sprintf("%s, %s on %d threads (split mode %d, hand-over mode %d, deferring %v)",
 						message, batch.name, threads, cfg.steal, cfg.handover, cfg.deferring)
 					split := false
@@ -93,11 +94,8 @@ func TestDecodeSplitsChunks(t *testing.T) {
 						if !structtensor.Equal(got, want) {
 							t.Fatalf("%s: differs from the decode on one thread (split: %v)", name, split)
 						}
-						if ok, why := sameValue(batch.ref, structtensor.ToValue(got)); !ok {
-							t.Fatalf("%s: differs from the reference: %s", name, why)
-						}
 					}
-					if !split && cfg.steal == 2 {
+					if !split && (cfg.steal == 3 || cfg.steal == 2 && batch.firstSplit) {
 						t.Errorf("%s: no chunk split in 10 batches", name)
 					}
 				}
@@ -135,7 +133,7 @@ func TestSplitStopsAtABadRecord(t *testing.T) {
 				t.Fatalf("%s at records %v on 1 thread: got %v, want a RecordError at record %d", bad.name, at, want, at[0])
 			}
 			for _, threads := range []int{2, 3} {
-				for _, mode := range []int{1, 2} {
+				for _, mode := range []int{1, 2, 3} {
 					testhook.Steal(mode)
 					_, got := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
 					testhook.Steal(0)

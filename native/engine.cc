@@ -543,9 +543,10 @@ void note_defer_timing(const st_plan* plan, double c0_s, int64_t c0_bytes, const
 // decoder, its pieces moved in the close-up) than it saves.
 
 // steal_mode is st_test_steal's switch: -1 never split, 0 as above, 1
-// split whatever is left (2 records or more), 2 the same, every walk of
-// the batch slowed down until its first split (so that tests make one
-// happen). splits_taken counts the splits (st_test_splits).
+// split whatever is left (2 records or more), 2 the same, the first
+// chunk's walk slowed down until the batch's first split, 3 the same with
+// the last chunk's (so that tests make a split of either happen, quickly).
+// splits_taken counts the splits (st_test_splits).
 std::atomic<int32_t> steal_mode{0};
 std::atomic<int64_t> splits_taken{0};
 
@@ -920,7 +921,8 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
       d.at.store(bounds[size_t(k)], std::memory_order_relaxed);
       if (!splits) continue;
       d.batch = &batch;
-      d.slow_walk = steal_mode.load(std::memory_order_relaxed) == 2;
+      const int32_t mode = steal_mode.load(std::memory_order_relaxed);
+      d.slow_walk = (mode == 2 && k == 0) || (mode == 3 && k + 1 == nchunks);
       d.split.store(Decoder::kSplitOpen, std::memory_order_relaxed);
     }
     // A chunk that fails stops the chunks after it (their output would be

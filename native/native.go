@@ -848,8 +848,9 @@ func handover(mode int, share float64) { C.st_test_handover(C.int32_t(mode), C.d
 func Splits() int64 { return int64(C.st_test_splits()) }
 
 // steal makes those decodes split chunks never (mode -1), when worth it
-// (0), whenever two records or more are left (1), or so with every walk
-// slowed down until the batch's first split (2).
+// (0), whenever two records or more are left (1), or so with the first
+// (2) or the last (3) chunk's walk slowed down until the batch's first
+// split.
 func steal(mode int) { C.st_test_steal(C.int32_t(mode)) }
 
 // DeferredSelfFills returns how many later chunks of multi-threaded

@@ -63,6 +63,7 @@ var DeferSplits func(on bool)
 // decodes into lent buffers, done with their chunk, split another
 // thread's chunk and take the second half of its records left never
 // (mode -1), when worth it (0, the default), whenever two records or more
-// are left (1), or so with every walk slowed down until the batch's first
-// split (2, so that one happens): the output must not depend on it.
+// are left (1), or so with the first (2) or the last (3) chunk's walk
+// slowed down until the batch's first split (so that one happens): the
+// output must not depend on it.
 var Steal func(mode int)

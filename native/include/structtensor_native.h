@@ -230,7 +230,8 @@ int64_t st_test_handovers(int64_t* rebased_bytes);
 /* st_test_steal makes multi-threaded decodes into lent buffers split a
  * chunk with input left for a thread done with its own never (mode -1),
  * when worth it (0, the default), whenever 2 records or more are left
- * (1), or so, every walk slowed down until the batch's first split (2).
+ * (1), or so, the first (2) or the last (3) chunk's walk slowed down until
+ * the batch's first split.
  * st_test_splits returns how many splits were made in the process. */
 void st_test_steal(int32_t mode);
 int64_t st_test_splits(void);
