@@ -583,7 +583,7 @@ struct SplitBatch {
   bool preceded_by_failure(const Decoder* d) const {
     for (const Decoder* e : order) {
       if (e == d) return false;
-      if (e->code != ST_OK) return true;
+      if (e->chunk_failed) return true;
     }
     return false;
   }
@@ -934,6 +934,8 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
       d.run(lo, d.run_hi.load(std::memory_order_relaxed), get);
       d.run_s = seconds_since(start);
       if (d.code != ST_OK) {
+        std::lock_guard<std::mutex> lock(batch.mu);
+        d.chunk_failed = true;
         batch.failed = true;
       } else if (handovers) {
         handovers->decoded(&d, d.run_s, sizes_prefix[d.run_hi.load(std::memory_order_relaxed)] - sizes_prefix[lo]);

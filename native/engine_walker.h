@@ -133,10 +133,12 @@ struct Decoder {
   bool slow_walk = false;
   // The batch's bookkeeping (guarded by SplitBatch::mu): claimed (a
   // thread runs this decoder or will), chunk_done (decoded without
-  // error), settled_ends (per partition, the records' own last splits
-  // counting from the batch's start: Handovers).
+  // error), chunk_failed (decoded with one), settled_ends (per partition,
+  // the records' own last splits counting from the batch's start:
+  // Handovers).
   bool claimed = false;
   bool chunk_done = false;
+  bool chunk_failed = false;
   std::vector<int64_t> settled_ends;
   double run_s = 0;  // the run's seconds
   std::vector<int64_t> counts;
@@ -204,7 +206,7 @@ struct Decoder {
     split_tail = nullptr;
     batch = nullptr;
     slow_walk = false;
-    claimed = chunk_done = false;
+    claimed = chunk_done = chunk_failed = false;
     settled_ends.clear();
     oneof_marks.assign(size_t(plan->noneofs), OneofMark{-1, 0});
     code = ST_OK;
