@@ -1115,8 +1115,9 @@ struct Decoder {
   }
 
  private:
-  // end_splitting closes the decoder to splits once its walk has ended
-  // (an asker waiting then finds it closed).
+  // end_splitting closes the decoder to splits once its walk has ended,
+  // declining a split asked for and not yet answered (its asker waits on
+  // the answer).
   void end_splitting() {
     if (split.exchange(kSplitClosed, std::memory_order_acq_rel) == kSplitAsked) {
       split_tail->split_answer.store(kSplitDeclined, std::memory_order_release);
