@@ -931,7 +931,7 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     std::atomic<int64_t> next{0};
     auto run_chunk = [&](Decoder& d, int64_t lo) {
       const auto start = std::chrono::steady_clock::now();
-      d.run(lo, d.run_hi.load(std::memory_order_relaxed), get);
+      d.run(lo, get);
       d.run_s = seconds_since(start);
       if (d.code != ST_OK) {
         std::lock_guard<std::mutex> lock(batch.mu);

@@ -1066,14 +1066,14 @@ struct Decoder {
     }
   }
 
-  // run decodes records [lo, hi); get(i, &ptr, &len) returns record i.
+  // run decodes records [lo, run_hi) (set before the run; a split lowers
+  // it); get(i, &ptr, &len) returns record i.
   // A hand-over asked for is taken before the next record or, asked for
   // after the last, before finish writes the last splits; a decoder that
   // fails closes it untaken.
   template <class Get>
-  void run(int64_t lo, int64_t hi, const Get& get) {
+  void run(int64_t lo, const Get& get) {
     run_tier = packed_tier();
-    run_hi.store(hi, std::memory_order_relaxed);
     if (record_parts.empty()) {
       walk<kPlain>(lo, get);
       end_splitting();
