@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/internal/testenv"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
@@ -125,22 +126,40 @@ func TestProtoGoGenParses(t *testing.T) {
 
 // TestDecodeInBatches checks the batches of ours-1t-1mb (of
 // ours-1t-1mb-recycle, each decoded into the memory of the one before,
-// and of ours-all-8mb, on two threads): they cover every
-// record once, in order, and each decodes (in place, its offsets into the
-// dataset's buffer) as its records copied into a buffer of their own do.
+// and of ours-all-8mb, on two threads), on every dataset, by
+// descriptor and by feature spec: they cover every record once, in
+// order, and each decodes (in place, its offsets into the dataset's
+// buffer) as its records copied into a buffer of their own do.
 func TestDecodeInBatches(t *testing.T) {
 	e, err := newEnv("", "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var datasets []*dataset
 	for _, spec := range datasetSpecs {
 		ds, err := generate(e.schemas, spec, 100000, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan, err := compilePlan(e, ds)
+		datasets = append(datasets, ds)
+	}
+	for _, spec := range exampleDatasetSpecs {
+		ds, err := generateExamples(spec, 100000, 7)
 		if err != nil {
 			t.Fatal(err)
+		}
+		datasets = append(datasets, ds)
+	}
+	for _, ds := range datasets {
+		plan, err := compileOurs(e, ds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decodeRecords := func(records [][]byte) (*structtensor.StructTensor, error) {
+			if p, ok := plan.(*decode.ExamplePlan); ok {
+				return p.Decode(records)
+			}
+			return plan.(*decode.Plan).Decode(records)
 		}
 		records := ds.records()
 		for _, mode := range []struct {
@@ -150,12 +169,12 @@ func TestDecodeInBatches(t *testing.T) {
 			next, batches := 0, 0
 			err = decodeInBatches(plan, ds, 3000, mode.threads, mode.recycle, func(st *structtensor.StructTensor) {
 				batches++
-				want, err := plan.Decode(records[next : next+st.NumRows()])
+				want, err := decodeRecords(records[next : next+st.NumRows()])
 				if err != nil {
 					t.Fatal(err)
 				}
 				if !structtensor.Equal(st, want) {
-					t.Fatalf("%s: the batch of records %d to %d differs from their decode", spec.name, next, next+st.NumRows())
+					t.Fatalf("%s: the batch of records %d to %d differs from their decode", ds.name, next, next+st.NumRows())
 				}
 				next += st.NumRows()
 			})
@@ -163,7 +182,7 @@ func TestDecodeInBatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			if next != ds.numRecords() || batches < 2 {
-				t.Fatalf("%s: %d batches covered %d records, want all %d in several", spec.name, batches, next, ds.numRecords())
+				t.Fatalf("%s: %d batches covered %d records, want all %d in several", ds.name, batches, next, ds.numRecords())
 			}
 		}
 	}

@@ -34,6 +34,7 @@ func init() {
 		name:     "ours-1t-1mb",
 		order:    15,
 		about:    "ours-1t on the dataset cut into batches of about 1 MB, one DecodeContiguous each (no one output to compare)",
+		runsOn:   protoDatasets | exampleDatasets,
 		noOutput: true,
 		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
 			return prepareOursInBatches(e, ds, smallBatchBytes, 1, false)
@@ -50,20 +51,7 @@ func init() {
 		about:  "ours-1t, each call's output recycled (Plan.Recycle, ExamplePlan.Recycle) into the next call's",
 		runsOn: protoDatasets | exampleDatasets,
 		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
-			if ds.features != nil {
-				plan, err := compileExamplePlan(ds)
-				if err != nil {
-					return nil, err
-				}
-				var prev *structtensor.StructTensor
-				return func() (*structtensor.StructTensor, error) {
-					plan.Recycle(prev)
-					st, err := plan.DecodeContiguous(ds.data, ds.offsets, decode.DecodeOptions{Threads: 1})
-					prev = st
-					return st, err
-				}, nil
-			}
-			plan, err := compilePlan(e, ds)
+			plan, err := compileOurs(e, ds)
 			if err != nil {
 				return nil, err
 			}
@@ -80,6 +68,7 @@ func init() {
 		name:     "ours-1t-1mb-recycle",
 		order:    16,
 		about:    "ours-1t-1mb, each batch's output recycled (Plan.Recycle) into the next batch's",
+		runsOn:   protoDatasets | exampleDatasets,
 		noOutput: true,
 		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
 			return prepareOursInBatches(e, ds, smallBatchBytes, 1, true)
@@ -93,6 +82,7 @@ func init() {
 		name:     "ours-1t-8mb",
 		order:    17,
 		about:    "ours-1t on the dataset cut into batches of about 8 MB of whole records (no one output to compare)",
+		runsOn:   protoDatasets | exampleDatasets,
 		noOutput: true,
 		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
 			return prepareOursInBatches(e, ds, allCoresMinBytes, 1, false)
@@ -102,6 +92,7 @@ func init() {
 		name:     "ours-all-8mb",
 		order:    21,
 		about:    "ours-all on the dataset cut into batches of about 8 MB of whole records (no one output to compare)",
+		runsOn:   protoDatasets | exampleDatasets,
 		noOutput: true,
 		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
 			return prepareOursInBatches(e, ds, allCoresMinBytes, runtime.NumCPU(), false)
@@ -116,6 +107,7 @@ func init() {
 		order:  22,
 		about:  "ours-all, each call beside one of ours-1t (alternating, in one process): the wall-clock speedup under the same load",
 		anchor: "ours-1t",
+		runsOn: protoDatasets | exampleDatasets,
 		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
 			return prepareOurs(e, ds, runtime.NumCPU())
 		},
@@ -124,6 +116,7 @@ func init() {
 		name:     "ours-all-8mb-paired",
 		order:    23,
 		about:    "ours-all-8mb, each call beside one of ours-1t-8mb (alternating, in one process)",
+		runsOn:   protoDatasets | exampleDatasets,
 		noOutput: true,
 		anchor:   "ours-1t-8mb",
 		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
@@ -133,7 +126,7 @@ func init() {
 }
 
 func prepareOursInBatches(e *env, ds *dataset, size int64, threads int, recycle bool) (decodeFunc, error) {
-	plan, err := compilePlan(e, ds)
+	plan, err := compileOurs(e, ds)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +141,7 @@ const smallBatchBytes = 1_000_000
 // decodeInBatches decodes ds on threads threads in consecutive batches of
 // whole records of about size bytes each (at least one record), handing
 // each batch's output to use, then, if recycle, back to the plan.
-func decodeInBatches(plan *decode.Plan, ds *dataset, size int64, threads int, recycle bool, use func(*structtensor.StructTensor)) error {
+func decodeInBatches(plan contiguousPlan, ds *dataset, size int64, threads int, recycle bool, use func(*structtensor.StructTensor)) error {
 	n := ds.numRecords()
 	for lo := 0; lo < n; {
 		hi := lo + 1
@@ -169,22 +162,28 @@ func decodeInBatches(plan *decode.Plan, ds *dataset, size int64, threads int, re
 }
 
 func prepareOurs(e *env, ds *dataset, threads int) (decodeFunc, error) {
-	if ds.features != nil {
-		plan, err := compileExamplePlan(ds)
-		if err != nil {
-			return nil, err
-		}
-		return func() (*structtensor.StructTensor, error) {
-			return plan.DecodeContiguous(ds.data, ds.offsets, decode.DecodeOptions{Threads: threads})
-		}, nil
-	}
-	plan, err := compilePlan(e, ds)
+	plan, err := compileOurs(e, ds)
 	if err != nil {
 		return nil, err
 	}
 	return func() (*structtensor.StructTensor, error) {
 		return plan.DecodeContiguous(ds.data, ds.offsets, decode.DecodeOptions{Threads: threads})
 	}, nil
+}
+
+// contiguousPlan is what our decoders call of a plan: a decode.Plan's or,
+// on the datasets by feature spec, a decode.ExamplePlan's.
+type contiguousPlan interface {
+	DecodeContiguous(data []byte, offsets []int64, opts ...decode.DecodeOptions) (*structtensor.StructTensor, error)
+	Recycle(st *structtensor.StructTensor)
+}
+
+// compileOurs compiles the plan our decoders decode ds with.
+func compileOurs(e *env, ds *dataset) (contiguousPlan, error) {
+	if ds.features != nil {
+		return compileExamplePlan(ds)
+	}
+	return compilePlan(e, ds)
 }
 
 // compilePlan compiles the plan every decoder built on the engine uses:

@@ -40,13 +40,13 @@
 #define ST_X86_64 0
 #endif
 
+#include "engine_shared.h"
 #include "engine_plan.h"
 #include "engine_columns.h"
 #include "engine_wire.h"
 #include "engine_walker.h"
 #include "engine_threads.h"
 #include "engine_sizing.h"
-#include "engine_shared.h"
 
 // ---------------------------------------------------------------------
 // Results, batches (chunks over threads) and the C ABI.
@@ -539,19 +539,9 @@ void note_defer_timing(const st_plan* plan, double c0_s, int64_t c0_bytes, const
 // right after it in the batch's order of chunks (order), which is record
 // order: the close-up (assemble) and the hand-over (Handovers) read it
 // as they read the first chunks. A tail may be split in its turn. Under
-// kMinSplitBytes left, a decoder declines: the tail would cost more (its
-// decoder, its pieces moved in the close-up) than it saves.
-
-// steal_mode is st_test_steal's switch: -1 never split, 0 as above, 1
-// split whatever is left (2 records or more), 2 the same, the first
-// chunk's walk slowed down until the batch's first split, 3 the same with
-// the last chunk's (so that tests make a split of either happen, quickly).
-// splits_taken counts the splits (st_test_splits).
-std::atomic<int32_t> steal_mode{0};
-std::atomic<int64_t> splits_taken{0};
-
-// kMinSplitBytes is the least input a chunk must have left to be split.
-constexpr int64_t kMinSplitBytes = int64_t(64) << 10;
+// kMinSplitBytes left, a decoder declines (engine_shared.h, with the test
+// switch st_test_steal; the feature decoder, example.cc, splits its
+// chunks by the same rules).
 
 struct SplitBatch {
   const st_plan* plan = nullptr;
@@ -567,15 +557,10 @@ struct SplitBatch {
   std::vector<Decoder*> order;                   // the chunks, in record order (guarded by mu)
   std::vector<std::unique_ptr<Decoder>> tails;   // the decoders splits made (guarded by mu)
 
-  // split_point returns where a chunk at record i, ending at hi, splits
-  // (half its bytes left each side), or -1 when it does not.
+  // split_point returns where a chunk at record i, ending at hi, splits,
+  // or -1 when it does not.
   int64_t split_point(int64_t i, int64_t hi) const {
-    const int32_t mode = steal_mode.load(std::memory_order_relaxed);
-    if (mode < 0 || hi - i < 2 || failed.load(std::memory_order_relaxed)) return -1;
-    const int64_t left = prefix[hi] - prefix[i];
-    if (mode == 0 && left < kMinSplitBytes) return -1;
-    const int64_t mid = std::lower_bound(prefix + i + 1, prefix + hi, prefix[i] + left / 2) - prefix;
-    return std::min(mid, hi - 1);
+    return failed.load(std::memory_order_relaxed) ? -1 : structtensor_engine::split_point(prefix, i, hi);
   }
 
   // preceded_by_failure tells whether a chunk that failed comes before d
@@ -597,7 +582,17 @@ void Decoder::split_here(int64_t i) {
   SplitBatch& b = *batch;
   Decoder& t = *split_tail;
   const int64_t hi = run_hi.load(std::memory_order_relaxed);
-  const int64_t mid = b.split_point(i, hi);
+  int64_t mid = b.split_point(i, hi);
+  if (mid >= 0) {
+    // Room first, so that the tail is placed and owned (below), or neither.
+    std::lock_guard<std::mutex> lock(b.mu);
+    try {
+      b.order.reserve(b.order.size() + 1);
+      b.tails.reserve(b.tails.size() + 1);
+    } catch (const std::bad_alloc&) {
+      mid = -1;
+    }
+  }
   if (mid < 0) {
     split.store(kSplitOpen, std::memory_order_release);
     t.split_answer.store(kSplitDeclined, std::memory_order_release);
@@ -677,53 +672,13 @@ void Decoder::split_here(int64_t i) {
     std::lock_guard<std::mutex> lock(b.mu);
     t.claimed = true;
     b.order.insert(std::find(b.order.begin(), b.order.end(), this) + 1, &t);
+    b.tails.emplace_back(&t);
   }
   run_hi.store(mid, std::memory_order_relaxed);
   b.split_once.store(true, std::memory_order_relaxed);
-  splits_taken.fetch_add(1, std::memory_order_relaxed);
+  count_split();
   split.store(kSplitOpen, std::memory_order_release);
   t.split_answer.store(kSplitGiven, std::memory_order_release);
-}
-
-// steal splits the chunk of b with the most input left (SplitBatch) and
-// returns the tail, for the calling thread to run, or null when no chunk
-// is worth it.
-Decoder* steal(SplitBatch& b) {
-  std::unique_ptr<Decoder> tail;
-  for (int tries = 0; tries < 8; tries++) {
-    if (b.failed.load(std::memory_order_relaxed) || steal_mode.load(std::memory_order_relaxed) < 0) return nullptr;
-    if (!tail) tail.reset(new Decoder(b.plan));
-    Decoder* victim = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(b.mu);
-      int64_t most = 0;
-      for (Decoder* d : b.order) {
-        if (!d->claimed || d->split.load(std::memory_order_relaxed) != Decoder::kSplitOpen) continue;
-        const int64_t left = b.prefix[d->run_hi.load(std::memory_order_relaxed)] - b.prefix[d->at.load(std::memory_order_relaxed)];
-        if (left > most) {
-          most = left;
-          victim = d;
-        }
-      }
-      if (!victim || (most < kMinSplitBytes && steal_mode.load(std::memory_order_relaxed) == 0)) return nullptr;
-      victim->split_tail = tail.get();
-      tail->split_answer.store(Decoder::kSplitPending, std::memory_order_relaxed);
-      int32_t s = Decoder::kSplitOpen;
-      if (!victim->split.compare_exchange_strong(s, Decoder::kSplitAsked, std::memory_order_acq_rel)) continue;
-    }
-    // The victim answers at its next record, or declines at its end.
-    int32_t s;
-    for (int spins = 0; (s = tail->split_answer.load(std::memory_order_acquire)) == Decoder::kSplitPending; spins++) {
-      wait_for_answer(spins);
-    }
-    if (s == Decoder::kSplitGiven) {
-      Decoder* t = tail.get();
-      std::lock_guard<std::mutex> lock(b.mu);
-      b.tails.push_back(std::move(tail));
-      return t;
-    }
-  }
-  return nullptr;
 }
 
 // Handovers keeps, for the chunks of one batch (SplitBatch::order),
@@ -887,7 +842,7 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     batch.cancel = cancel;
     std::vector<int64_t> per_record;
     std::unique_ptr<Handovers> handovers;
-    const bool splits = out && nchunks > 1 && steal_mode.load(std::memory_order_relaxed) >= 0;
+    const bool splits = out && nchunks > 1 && split_mode() >= 0;
     if (out) {
       if (last) exact_per_record(plan->col_dtype, *last, n, *out, &per_record);
       batch.per_record = per_record.empty() ? nullptr : per_record.data();
@@ -921,9 +876,9 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
       d.at.store(bounds[size_t(k)], std::memory_order_relaxed);
       if (!splits) continue;
       d.batch = &batch;
-      const int32_t mode = steal_mode.load(std::memory_order_relaxed);
+      const int32_t mode = split_mode();
       d.slow_walk = (mode == 2 && k == 0) || (mode == 3 && k + 1 == nchunks);
-      d.split.store(Decoder::kSplitOpen, std::memory_order_relaxed);
+      d.split.store(kSplitOpen, std::memory_order_relaxed);
     }
     // A chunk that fails stops the chunks after it (their output would be
     // discarded) but not those before: the error reported is the first in
@@ -956,7 +911,9 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
             run_chunk(d, bounds[size_t(k)]);
             continue;
           }
-          Decoder* t = splits ? steal(batch) : nullptr;
+          Decoder* t = splits ? ask_for_split(batch.mu, batch.order, batch.prefix, batch.failed,
+                                              [&] { return std::unique_ptr<Decoder>(new Decoder(plan)); })
+                              : nullptr;
           if (!t) return;
           run_chunk(*t, t->lent_lo);
         }
@@ -1037,6 +994,24 @@ namespace structtensor_engine {
 void run_on_workers(int64_t helpers, const std::function<void()>& fn) { Workers::get().run(helpers, fn); }
 
 int32_t thread_count() { return default_threads(); }
+
+namespace {
+std::atomic<int32_t> steal_mode{0};     // st_test_steal
+std::atomic<int64_t> splits_taken{0};  // st_test_splits
+}  // namespace
+
+int32_t split_mode() { return steal_mode.load(std::memory_order_relaxed); }
+
+int64_t split_point(const int64_t* prefix, int64_t i, int64_t hi) {
+  const int32_t mode = split_mode();
+  if (mode < 0 || hi - i < 2) return -1;
+  const int64_t left = prefix[hi] - prefix[i];
+  if (mode == 0 && left < kMinSplitBytes) return -1;
+  const int64_t mid = std::lower_bound(prefix + i + 1, prefix + hi, prefix[i] + left / 2) - prefix;
+  return std::min(mid, hi - 1);
+}
+
+void count_split() { splits_taken.fetch_add(1, std::memory_order_relaxed); }
 
 }  // namespace structtensor_engine
 
@@ -1258,9 +1233,9 @@ int64_t st_test_handovers(int64_t* rebased_bytes) {
   return handovers_taken.load(std::memory_order_relaxed);
 }
 
-void st_test_steal(int32_t mode) { steal_mode.store(mode, std::memory_order_relaxed); }
+void st_test_steal(int32_t mode) { structtensor_engine::steal_mode.store(mode, std::memory_order_relaxed); }
 
-int64_t st_test_splits(void) { return splits_taken.load(std::memory_order_relaxed); }
+int64_t st_test_splits(void) { return structtensor_engine::splits_taken.load(std::memory_order_relaxed); }
 
 void st_test_defer_splits(int32_t on) { deferred_splits_off.store(on == 0, std::memory_order_relaxed); }
 

@@ -2,13 +2,22 @@
 // (example.cc), the library's other translation unit: the process's pool
 // of worker threads and its thread limit, so that both decoders run on
 // the same threads and a limit set once (st_set_thread_limit) bounds
-// both. Not a public header; the C ABI is include/structtensor_native.h.
+// both, and the rules of splitting a batch's chunks between threads
+// (engine.cc, above SplitBatch), so that both split alike and under one
+// test switch (st_test_steal). Not a public header; the C ABI is
+// include/structtensor_native.h.
 
 #ifndef STRUCTTENSOR_NATIVE_ENGINE_SHARED_H_
 #define STRUCTTENSOR_NATIVE_ENGINE_SHARED_H_
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 namespace structtensor_engine {
 
@@ -23,6 +32,91 @@ void run_on_workers(int64_t helpers, const std::function<void()>& fn);
 // (threads <= 0) uses: the limit set by st_set_thread_limit, else the
 // CPUs the process may run on.
 int32_t thread_count();
+
+// Splitting. A chunk being walked is open to a split (kSplitOpen); a
+// thread done with its own asks it (kSplitAsked), offering a fresh
+// chunk, the tail; the walk answers between two records, in the tail
+// (kSplitGiven, the tail to run, or kSplitDeclined), and opens again; it
+// closes (kSplitClosed) when it ends, declining a split asked for then.
+enum SplitState : int32_t { kSplitOpen = 0, kSplitAsked = 1, kSplitClosed = 2 };
+enum SplitAnswer : int32_t { kSplitPending = 0, kSplitGiven = 1, kSplitDeclined = 2 };
+
+// kMinSplitBytes is the least input a chunk must have left to be split:
+// under it the tail costs more (its outputs, its pieces to move) than
+// it saves.
+constexpr int64_t kMinSplitBytes = int64_t(64) << 10;
+
+// split_mode is st_test_steal's switch: -1 never split, 0 by the rules
+// above, 1 split whatever is left (2 records or more), 2 the same, the
+// first chunk's walk slowed down until the batch's first split
+// (slow_walk), 3 the same with the last chunk's.
+int32_t split_mode();
+
+// split_point returns the record where a chunk at record i, ending at hi,
+// splits (half its bytes left each side) in a batch whose records'
+// bytes have the prefix sums prefix, or -1 when it is not to be split.
+int64_t split_point(const int64_t* prefix, int64_t i, int64_t hi);
+
+// count_split counts a split made (st_test_splits).
+void count_split();
+
+// wait_for_answer is one turn of a wait for another thread's walk to
+// answer a request (a hand-over, a split) at its next record: soon,
+// unless the record is a long one (or its thread is not running), when
+// the wait sleeps rather than spin a core that the CPU time counts.
+inline void wait_for_answer(int spins) {
+  if (spins < 64) {
+    __builtin_ia32_pause();
+  } else if (spins < 256) {
+    std::this_thread::yield();
+  } else {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+// ask_for_split is a thread's turn at splitting, done with its chunks:
+// it asks the chunk of order (record order, guarded by mu) with the most
+// input left (prefix: the records' bytes' prefix sums) to split, offering
+// a fresh chunk from make_tail, and returns the tail given, for the
+// calling thread to run, or null when no chunk is worth it (or failed is
+// set). A chunk C has claimed (a thread runs it or will; guarded by mu),
+// split, split_tail, split_answer, run_hi and at; the chunk split places
+// the tail in order and takes ownership of it, so that a tail is owned
+// once it is in order.
+template <class C, class MakeTail>
+C* ask_for_split(std::mutex& mu, const std::vector<C*>& order, const int64_t* prefix, const std::atomic<bool>& failed,
+                 const MakeTail& make_tail) {
+  std::unique_ptr<C> tail;
+  for (int tries = 0; tries < 8; tries++) {
+    if (failed.load(std::memory_order_relaxed) || split_mode() < 0) return nullptr;
+    if (!tail) tail = make_tail();
+    C* victim = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      int64_t most = 0;
+      for (C* c : order) {
+        if (!c->claimed || c->split.load(std::memory_order_relaxed) != kSplitOpen) continue;
+        const int64_t left = prefix[c->run_hi.load(std::memory_order_relaxed)] - prefix[c->at.load(std::memory_order_relaxed)];
+        if (left > most) {
+          most = left;
+          victim = c;
+        }
+      }
+      if (!victim || (most < kMinSplitBytes && split_mode() == 0)) return nullptr;
+      victim->split_tail = tail.get();
+      tail->split_answer.store(kSplitPending, std::memory_order_relaxed);
+      int32_t s = kSplitOpen;
+      if (!victim->split.compare_exchange_strong(s, kSplitAsked, std::memory_order_acq_rel)) continue;
+    }
+    // The victim answers at its next record, or declines at its end.
+    int32_t s;
+    for (int spins = 0; (s = tail->split_answer.load(std::memory_order_acquire)) == kSplitPending; spins++) {
+      wait_for_answer(spins);
+    }
+    if (s == kSplitGiven) return tail.release();  // owned by the victim's batch
+  }
+  return nullptr;
+}
 
 }  // namespace structtensor_engine
 

@@ -19,19 +19,8 @@ namespace {
 std::atomic<bool> deferred_splits_off{false};
 std::atomic<int64_t> deferred_self_filled{0};
 
-// wait_for_answer is one turn of a wait for another thread's decoder to
-// answer a request (a hand-over, a split) at its next record: soon,
-// unless the record is a long one (or its thread is not running), when
-// the wait sleeps rather than spin a core that the CPU time counts.
-inline void wait_for_answer(int spins) {
-  if (spins < 64) {
-    __builtin_ia32_pause();
-  } else if (spins < 256) {
-    std::this_thread::yield();
-  } else {
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
+// The splitting's states, rules and request (engine_shared.h).
+using namespace structtensor_engine;
 
 // SplitBatch is the state a decode into lent buffers on several threads
 // shares among its chunks, for splitting them (engine.cc).
@@ -120,8 +109,6 @@ struct Decoder {
   // answers in the tail (split_answer). Closed once its walk has ended,
   // declining a split asked for then. at is the record the walk is at
   // (for the asker's choice).
-  enum : int32_t { kSplitOpen = 0, kSplitAsked = 1, kSplitClosed = 2 };
-  enum : int32_t { kSplitPending = 0, kSplitGiven = 1, kSplitDeclined = 2 };
   std::atomic<int32_t> split{kSplitClosed};
   Decoder* split_tail = nullptr;
   std::atomic<int32_t> split_answer{kSplitPending};  // as a tail offered

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdarg>
 #include <cstdlib>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "include/structtensor_example.h"
@@ -192,7 +194,9 @@ struct Chunk;
 
 struct st_example_plan {
   // Chunks of freed results, whose buffers the next batch reuses without
-  // reallocating or faulting pages in.
+  // reallocating or faulting pages in, by the bytes their buffers hold,
+  // least first (take_chunk takes the most: a batch's first chunks are
+  // its largest, the tails of its splits smaller).
   mutable std::mutex pool_mu;
   mutable std::vector<Chunk*> pool;
   ~st_example_plan();
@@ -494,6 +498,10 @@ struct SlotOut {
   Buf<int64_t> splits1;
 
   SlotOut() { reset(); }
+  // held returns the bytes the buffers hold, used or not.
+  size_t held() const {
+    return i64.cap * 8 + f32.cap * 4 + bytes.cap + offs.cap * 8 + splits0.cap * 8 + splits1.cap * 8;
+  }
   void reset() {
     i64.clear();
     f32.clear();
@@ -524,12 +532,44 @@ struct SlotState {
   bool present = false;  // emit found a list in it
 };
 
-// Chunk decodes records [lo, hi) of a batch into slot outputs of its own.
+// The splitting's states, rules and request (engine_shared.h).
+using namespace structtensor_engine;
+
+struct ChunkOrder;
+
+// Chunk decodes records [first_rec, run_hi) of a batch into slot outputs
+// of its own.
 struct Chunk {
   const st_example_plan* plan = nullptr;
   std::vector<SlotOut> out;
   std::vector<SlotState> state;
   const volatile int32_t* cancel = nullptr;
+  // Splitting, on several threads (ChunkOrder; the states in
+  // engine_shared.h): a thread done with its chunk asks the chunk with
+  // the most input left (split kSplitAsked, offering split_tail), which
+  // answers between two records (split_here): it gives the second half of
+  // its records left to the tail and walks on to the new end, run_hi.
+  // at is the record the walk is at, for the asker's choice.
+  ChunkOrder* order = nullptr;
+  std::atomic<int32_t> split{kSplitClosed};
+  std::atomic<int32_t> split_answer{kSplitPending};  // as a tail offered
+  Chunk* split_tail = nullptr;
+  std::atomic<int64_t> run_hi{0};
+  std::atomic<int64_t> at{0};
+  bool claimed = false;    // a thread runs it or will (guarded by ChunkOrder::mu)
+  size_t held = 0;         // the bytes its buffers hold, in the plan's pool
+  bool slow_walk = false;  // split modes 2 and 3 (split_mode)
+
+  // split_here answers a split asked for, before record i.
+  void split_here(int64_t i);
+
+  // end_splitting closes the chunk to splits as its walk ends, declining
+  // one asked for and not answered.
+  void end_splitting() {
+    if (split.exchange(kSplitClosed, std::memory_order_acq_rel) == kSplitAsked) {
+      split_tail->split_answer.store(kSplitDeclined, std::memory_order_release);
+    }
+  }
   // The error, if any: the first bad record of the chunk.
   st_error err{};
   bool failed = false;
@@ -1369,8 +1409,75 @@ std::unique_ptr<Chunk> take_chunk(const st_example_plan* plan) {
   for (SlotState& st : c->state) st = SlotState{};
   c->failed = false;
   c->err = st_error{};
+  c->order = nullptr;
+  c->split.store(kSplitClosed, std::memory_order_relaxed);
+  c->split_answer.store(kSplitPending, std::memory_order_relaxed);
+  c->split_tail = nullptr;
+  c->claimed = false;
+  c->slow_walk = false;
   return std::unique_ptr<Chunk>(c);
 }
+
+// ---------------------------------------------------------------------
+// Splitting chunks among the threads.
+//
+// A batch on T threads is cut into T chunks of about equal bytes, but
+// equal bytes are not equal time (records differ; on a shared machine one
+// thread may run at half speed for a spell), so a thread done with its
+// chunk splits the chunk with the most input left, as the engine's
+// decoders do (engine.cc, SplitBatch; the rules and states in
+// engine_shared.h): that chunk keeps the first half of its records left,
+// by bytes, and gives the rest to a fresh chunk, the tail, placed right
+// after it in the batch's order. Chunks decode into outputs of their
+// own, so a split moves no output: the copy-out reads the chunks in that
+// order.
+
+// ChunkOrder is a batch's chunks in record order, the splits' tails among
+// them, and what splitting them needs.
+struct ChunkOrder {
+  const st_example_plan* plan = nullptr;
+  const int64_t* prefix = nullptr;     // the records' bytes, prefix sums
+  std::atomic<bool> failed{false};     // a chunk failed: no more splits
+  std::atomic<bool> split_once{false}; // for split modes 2 and 3
+  std::mutex mu;
+  std::vector<Chunk*> chunks;                 // (guarded by mu)
+  std::vector<std::unique_ptr<Chunk>> tails;  // the splits' (guarded by mu)
+};
+
+void Chunk::split_here(int64_t i) {
+  ChunkOrder& o = *order;
+  Chunk& t = *split_tail;
+  const int64_t hi = run_hi.load(std::memory_order_relaxed);
+  int64_t mid = o.failed.load(std::memory_order_relaxed) ? -1 : split_point(o.prefix, i, hi);
+  if (mid >= 0) {
+    std::lock_guard<std::mutex> lock(o.mu);
+    try {
+      // Room first, so that the tail is placed and owned, or neither.
+      o.chunks.reserve(o.chunks.size() + 1);
+      o.tails.reserve(o.tails.size() + 1);
+      t.order = &o;
+      t.cancel = cancel;
+      t.slow_walk = slow_walk;
+      t.first_rec = mid;
+      t.run_hi.store(hi, std::memory_order_relaxed);
+      t.at.store(mid, std::memory_order_relaxed);
+      t.split.store(kSplitOpen, std::memory_order_relaxed);
+      t.claimed = true;
+      o.chunks.insert(std::find(o.chunks.begin(), o.chunks.end(), this) + 1, &t);
+      o.tails.emplace_back(&t);
+    } catch (const std::bad_alloc&) {
+      mid = -1;
+    }
+  }
+  if (mid >= 0) {
+    run_hi.store(mid, std::memory_order_relaxed);
+    o.split_once.store(true, std::memory_order_relaxed);
+    count_split();
+  }
+  split.store(kSplitOpen, std::memory_order_release);
+  t.split_answer.store(mid >= 0 ? kSplitGiven : kSplitDeclined, std::memory_order_release);
+}
+
 
 }  // namespace
 
@@ -1404,39 +1511,59 @@ st_example_result* decode_batch(const st_example_plan* plan, int64_t n, const st
     const volatile int32_t* cancel = opts ? opts->cancel : nullptr;
     std::vector<int64_t> bounds(nchunks + 1, n);
     bounds[0] = 0;
-    // Cut by bytes so that every chunk has about the same work.
+    // Cut by bytes so that every chunk has about the same work; the
+    // records' bytes' prefix sums are kept for splitting.
+    std::vector<int64_t> prefix;
     if (nchunks > 1) {
-      size_t acc = 0;
+      prefix.resize(size_t(n) + 1);
+      prefix[0] = 0;
       int64_t c = 1;
-      for (int64_t i = 0; i < n && c < nchunks; i++) {
+      for (int64_t i = 0; i < n; i++) {
         size_t len;
         rec(i, &len);
-        acc += len;
-        if (acc >= total_bytes * size_t(c) / size_t(nchunks)) bounds[c++] = i + 1;
+        prefix[size_t(i) + 1] = prefix[size_t(i)] + int64_t(len);
+        if (c < nchunks && size_t(prefix[size_t(i) + 1]) >= total_bytes * size_t(c) / size_t(nchunks)) bounds[c++] = i + 1;
       }
       for (; c < nchunks; c++) bounds[c] = n;
     }
+    const bool splits = nchunks > 1 && split_mode() >= 0;
+    ChunkOrder order;
+    order.plan = plan;
+    order.prefix = prefix.data();
     for (int64_t c = 0; c < nchunks; c++) {
       std::unique_ptr<Chunk> ch = take_chunk(plan);
       ch->cancel = cancel;
+      ch->first_rec = bounds[c];
+      ch->run_hi.store(bounds[c + 1], std::memory_order_relaxed);
+      ch->at.store(bounds[c], std::memory_order_relaxed);
+      if (splits) {
+        const int32_t mode = split_mode();
+        ch->order = &order;
+        ch->slow_walk = (mode == 2 && c == 0) || (mode == 3 && c + 1 == nchunks);
+        ch->split.store(kSplitOpen, std::memory_order_relaxed);
+      }
+      order.chunks.push_back(ch.get());
       res->chunks.push_back(std::move(ch));
     }
-    auto work = [&](int64_t c) {
-      Chunk& ch = *res->chunks[c];
+    auto run = [&](Chunk& ch) {
       try {
-        ch.first_rec = bounds[c];
-        for (int64_t i = bounds[c]; i < bounds[c + 1]; i++) {
+        for (int64_t i = ch.first_rec; i < ch.run_hi.load(std::memory_order_relaxed); i++) {
           if (cancel && (i & 63) == 0 && *cancel) {
             ch.failed = true;
             ch.err.code = ST_ERR_CANCELLED;
             ch.err.record = i;
             ch.err.offset = -1;
             std::snprintf(ch.err.message, sizeof ch.err.message, "decoding cancelled");
-            return;
+            break;
+          }
+          if (__builtin_expect(ch.split.load(std::memory_order_acquire) == kSplitAsked, 0)) ch.split_here(i);
+          ch.at.store(i, std::memory_order_relaxed);
+          if (__builtin_expect(ch.slow_walk, 0) && !order.split_once.load(std::memory_order_relaxed)) {
+            std::this_thread::sleep_for(std::chrono::microseconds(20));
           }
           size_t len;
           const uint8_t* p = rec(i, &len);
-          if (!ch.record(i, p, len)) return;
+          if (!ch.record(i, p, len)) break;
         }
       } catch (...) {
         ch.failed = true;
@@ -1445,17 +1572,51 @@ st_example_result* decode_batch(const st_example_plan* plan, int64_t n, const st
         ch.err.offset = -1;
         std::snprintf(ch.err.message, sizeof ch.err.message, "out of memory");
       }
+      ch.end_splitting();
+      if (ch.failed) order.failed = true;
     };
     if (nchunks == 1) {
-      work(0);
+      run(*res->chunks[0]);
     } else {
       // On the engine's pool of threads: a chunk each, taken in order by
       // whichever thread is free (a helper that is busy elsewhere or
-      // cannot start leaves its chunks to the others).
+      // cannot start leaves its chunks to the others), then tails split
+      // off the chunks still walking. A chunk that failed stops the
+      // chunks after it from starting (their output would be discarded),
+      // not those before: the error reported is the first in batch order.
       std::atomic<int64_t> next{0};
       structtensor_engine::run_on_workers(nchunks - 1, [&] {
-        for (int64_t c; (c = next.fetch_add(1)) < nchunks;) work(c);
+        for (;;) {
+          const int64_t c = next.fetch_add(1);
+          if (c < nchunks) {
+            Chunk& ch = *res->chunks[size_t(c)];
+            {
+              std::lock_guard<std::mutex> lock(order.mu);
+              if (order.failed.load(std::memory_order_relaxed)) continue;
+              ch.claimed = true;
+            }
+            run(ch);
+            continue;
+          }
+          Chunk* t = nullptr;
+          if (splits) {
+            try {
+              t = ask_for_split(order.mu, order.chunks, order.prefix, order.failed, [&] { return take_chunk(plan); });
+            } catch (const std::bad_alloc&) {
+            }
+          }
+          if (!t) return;
+          run(*t);
+        }
       });
+      // The chunks in record order, the tails among them.
+      if (!order.tails.empty()) {
+        res->chunks.reserve(order.chunks.size());  // (no throw between release and owning again)
+        for (auto& c : res->chunks) c.release();
+        for (auto& t : order.tails) t.release();
+        res->chunks.clear();
+        for (Chunk* c : order.chunks) res->chunks.emplace_back(c);
+      }
     }
     for (auto& ch : res->chunks) {
       if (ch->failed) {
@@ -1635,11 +1796,25 @@ st_example_result* st_example_decode_contiguous(const st_example_plan* plan, con
 
 void st_example_result_free(st_example_result* r) {
   if (!r) return;
+  for (auto& c : r->chunks) {
+    c->held = 0;
+    for (const SlotOut& o : c->out) c->held += o.held();
+  }
   {
     std::lock_guard<std::mutex> lock(r->plan->pool_mu);
-    for (auto& c : r->chunks) {
-      if (r->plan->pool.size() >= kMaxPooledChunks) break;
-      r->plan->pool.push_back(c.release());
+    std::vector<Chunk*>& pool = r->plan->pool;
+    try {
+      pool.reserve(kMaxPooledChunks + 1);
+      for (auto& c : r->chunks) {
+        const auto less = [](const Chunk* a, const Chunk* b) { return a->held < b->held; };
+        const auto at = std::upper_bound(pool.begin(), pool.end(), c.get(), less);
+        pool.insert(at, c.release());
+        if (pool.size() > kMaxPooledChunks) {  // the one holding least goes
+          delete pool.front();
+          pool.erase(pool.begin());
+        }
+      }
+    } catch (const std::bad_alloc&) {
     }
   }
   delete r;

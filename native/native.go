@@ -843,8 +843,9 @@ func Handovers() (taken, rebasedBytes int64) {
 func handover(mode int, share float64) { C.st_test_handover(C.int32_t(mode), C.double(share)) }
 
 // Splits returns how many times, in this process, a thread of a
-// multi-threaded decode into lent buffers, done with its chunk, split
-// another thread's chunk and decoded the second half of its records left.
+// multi-threaded decode into lent buffers or by feature spec, done with
+// its chunk, split another thread's chunk and decoded the second half of
+// its records left.
 func Splits() int64 { return int64(C.st_test_splits()) }
 
 // steal makes those decodes split chunks never (mode -1), when worth it

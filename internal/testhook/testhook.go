@@ -60,7 +60,8 @@ var Handover func(mode int, share float64)
 var DeferSplits func(on bool)
 
 // Steal, set by package native, makes the threads of multi-threaded
-// decodes into lent buffers, done with their chunk, split another
+// decodes into lent buffers and by feature spec (decode.ExamplePlan),
+// done with their chunk, split another
 // thread's chunk and take the second half of its records left never
 // (mode -1), when worth it (0, the default), whenever two records or more
 // are left (1), or so with the first (2) or the last (3) chunk's walk

@@ -227,8 +227,8 @@ void st_test_handover(int32_t mode, double share);
  * process-wide, and stores in rebased_bytes (if not NULL) the bytes of
  * splits their askers rebased. */
 int64_t st_test_handovers(int64_t* rebased_bytes);
-/* st_test_steal makes multi-threaded decodes into lent buffers split a
- * chunk with input left for a thread done with its own never (mode -1),
+/* st_test_steal makes multi-threaded decodes into lent buffers, and
+ * those by feature spec (st_example_decode*), split a chunk with input left for a thread done with its own never (mode -1),
  * when worth it (0, the default), whenever 2 records or more are left
  * (1), or so, the first (2) or the last (3) chunk's walk slowed down until
  * the batch's first split.
