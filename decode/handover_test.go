@@ -45,7 +45,7 @@ func TestDecodeHandsOverRecordSplits(t *testing.T) {
 	testhook.Steal(-1)
 	defer testhook.Steal(0)
 	defer testhook.Handover(0, 0)
-	defer testhook.DeferSplits(true)
+	defer testhook.DeferSplits(0)
 	d := testDescriptors(t)
 	for _, message := range threadedMessages {
 		md, err := d.Message(message)
@@ -80,7 +80,7 @@ func TestDecodeHandsOverRecordSplits(t *testing.T) {
 			decode := func(mode int) (taken, handedBytes, closeUpBytes int64) {
 				t.Helper()
 				testhook.Handover(mode, 4)
-				testhook.DeferSplits(deferring)
+				testhook.DeferSplits(deferMode(deferring))
 				t0, h0 := native.Handovers()
 				c0 := native.CloseUpRebasedSplits()
 				got, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
@@ -139,12 +139,12 @@ func TestDecodeHandsOverRecordSplits(t *testing.T) {
 			for _, deferring := range []bool{true, false} {
 				for try := 0; try < 20; try++ {
 					testhook.Handover(2, 4)
-					testhook.DeferSplits(deferring)
+					testhook.DeferSplits(deferMode(deferring))
 					f0 := native.DeferredSelfFills()
 					sgot, err := plan.DecodeContiguous(sdata, soffsets, DecodeOptions{Threads: threads})
 					selfFilled = selfFilled || native.DeferredSelfFills() > f0
 					testhook.Handover(0, 0)
-					testhook.DeferSplits(true)
+					testhook.DeferSplits(0)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -431,4 +431,13 @@ func TestHandOverStopsAtABadRecord(t *testing.T) {
 			}
 		}
 	}
+}
+
+// deferMode is testhook.DeferSplits's mode for a test that defers the
+// records' own splits wherever they may be (on) or never.
+func deferMode(on bool) int {
+	if on {
+		return 1
+	}
+	return -1
 }

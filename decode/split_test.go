@@ -32,7 +32,7 @@ func TestDecodeSplitsChunks(t *testing.T) {
 	defer testhook.PoisonLentBuffers.Store(false)
 	defer testhook.Steal(0)
 	defer testhook.Handover(0, 0)
-	defer testhook.DeferSplits(true)
+	defer testhook.DeferSplits(0)
 	d := testDescriptors(t)
 	for _, message := range threadedMessages {
 		md, err := d.Message(message)
@@ -81,13 +81,13 @@ func TestDecodeSplitsChunks(t *testing.T) {
 					for try := 0; try < 10 && !split; try++ {
 						testhook.Steal(cfg.steal)
 						testhook.Handover(cfg.handover, 4)
-						testhook.DeferSplits(cfg.deferring)
+						testhook.DeferSplits(deferMode(cfg.deferring))
 						s0 := native.Splits()
 						got, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
 						split = native.Splits() > s0
 						testhook.Steal(0)
 						testhook.Handover(0, 0)
-						testhook.DeferSplits(true)
+						testhook.DeferSplits(0)
 						if err != nil {
 							t.Fatalf("%s: %v", name, err)
 						}

@@ -89,10 +89,9 @@ C* ask_for_split(std::mutex& mu, const std::vector<C*>& order, const int64_t* pr
   std::unique_ptr<C> tail;
   for (int tries = 0; tries < 8; tries++) {
     if (failed.load(std::memory_order_relaxed) || split_mode() < 0) return nullptr;
-    if (!tail) tail = make_tail();
     C* victim = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      std::unique_lock<std::mutex> lock(mu);
       int64_t most = 0;
       for (C* c : order) {
         if (!c->claimed || c->split.load(std::memory_order_relaxed) != kSplitOpen) continue;
@@ -103,6 +102,15 @@ C* ask_for_split(std::mutex& mu, const std::vector<C*>& order, const int64_t* pr
         }
       }
       if (!victim || (most < kMinSplitBytes && split_mode() == 0)) return nullptr;
+      if (!tail) {
+        // The tail is made once a chunk is worth splitting (a decoder
+        // for a plan of hundreds of outputs is as many allocations, for
+        // nothing at a batch's end), outside the lock; then the choice
+        // is made again.
+        lock.unlock();
+        tail = make_tail();
+        continue;
+      }
       victim->split_tail = tail.get();
       tail->split_answer.store(kSplitPending, std::memory_order_relaxed);
       int32_t s = kSplitOpen;

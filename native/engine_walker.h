@@ -12,11 +12,12 @@
 
 namespace {
 
-// deferred_splits_off makes no decoder defer its records' own splits
-// (Decoder::defer_splits; st_test_defer_splits), and
+// defer_mode is st_test_defer_splits's switch: whether decoders defer
+// their records' own splits (Decoder::defer_splits) by the rule
+// (defers_splits, 0), wherever they may (1) or never (-1), and
 // deferred_self_filled counts the decoders that deferred them and, the
 // hand-over not taken, wrote them themselves (st_test_deferred_self_fills).
-std::atomic<bool> deferred_splits_off{false};
+std::atomic<int32_t> defer_mode{0};
 std::atomic<int64_t> deferred_self_filled{0};
 
 // The splitting's states, rules and request (engine_shared.h).

@@ -861,14 +861,9 @@ func steal(mode int) { C.st_test_steal(C.int32_t(mode)) }
 func DeferredSelfFills() int64 { return int64(C.st_test_deferred_self_fills()) }
 
 // deferSplits makes later chunks defer the records' own row splits until
-// the hand-over (on) or write them as they go.
-func deferSplits(on bool) {
-	v := C.int32_t(0)
-	if on {
-		v = 1
-	}
-	C.st_test_defer_splits(v)
-}
+// the hand-over where they are enough of the output (mode 0), wherever
+// they may (1), or never (-1).
+func deferSplits(mode int) { C.st_test_defer_splits(C.int32_t(mode)) }
 
 // failThreadStarts makes every later start of an engine pool thread fail
 // (or start again): for the test of the fallback to fewer threads.

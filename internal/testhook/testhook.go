@@ -55,9 +55,10 @@ var Handover func(mode int, share float64)
 
 // DeferSplits, set by package native, makes the later chunks of those
 // decodes defer the records' own row splits until they take the
-// hand-over (true, the default) or write them as they go (false): the
-// output must not depend on it either.
-var DeferSplits func(on bool)
+// hand-over where those splits are enough of the output (mode 0, the
+// default), wherever they may (1), or never, writing them as they go
+// (-1): the output must not depend on it either.
+var DeferSplits func(mode int)
 
 // Steal, set by package native, makes the threads of multi-threaded
 // decodes into lent buffers and by feature spec (decode.ExamplePlan),

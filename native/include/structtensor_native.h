@@ -236,11 +236,12 @@ int64_t st_test_handovers(int64_t* rebased_bytes);
 void st_test_steal(int32_t mode);
 int64_t st_test_splits(void);
 /* st_test_defer_splits makes the chunks that may take a hand-over defer
- * the records' own row splits until they take it (on != 0, the default)
- * or write them as they go (0). st_test_deferred_self_fills returns how
- * many chunks deferred them, did not take the hand-over and wrote them
- * themselves, in this process. */
-void st_test_defer_splits(int32_t on);
+ * the records' own row splits until they take it where they are a large
+ * enough share of the output (mode 0, the default), wherever they may
+ * (1), or never, writing them as they go (-1).
+ * st_test_deferred_self_fills returns how many chunks deferred them, did
+ * not take the hand-over and wrote them themselves, in this process. */
+void st_test_defer_splits(int32_t mode);
 int64_t st_test_deferred_self_fills(void);
 
 /* Results. Sizes first, then copy into buffers the caller allocated (a
