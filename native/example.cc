@@ -1435,7 +1435,6 @@ std::unique_ptr<Chunk> take_chunk(const st_example_plan* plan) {
 // ChunkOrder is a batch's chunks in record order, the splits' tails among
 // them, and what splitting them needs.
 struct ChunkOrder {
-  const st_example_plan* plan = nullptr;
   const int64_t* prefix = nullptr;     // the records' bytes, prefix sums
   std::atomic<bool> failed{false};     // a chunk failed: no more splits
   std::atomic<bool> split_once{false}; // for split modes 2 and 3
@@ -1477,7 +1476,6 @@ void Chunk::split_here(int64_t i) {
   split.store(kSplitOpen, std::memory_order_release);
   t.split_answer.store(mid >= 0 ? kSplitGiven : kSplitDeclined, std::memory_order_release);
 }
-
 
 }  // namespace
 
@@ -1528,7 +1526,6 @@ st_example_result* decode_batch(const st_example_plan* plan, int64_t n, const st
     }
     const bool splits = nchunks > 1 && split_mode() >= 0;
     ChunkOrder order;
-    order.plan = plan;
     order.prefix = prefix.data();
     for (int64_t c = 0; c < nchunks; c++) {
       std::unique_ptr<Chunk> ch = take_chunk(plan);
