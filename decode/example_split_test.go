@@ -165,3 +165,45 @@ func TestExampleSplitStopsAtABadRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestExampleSplitOutputOutlivesItsInput decodes batches by feature spec
+// on two threads with every chunk split when another thread is free,
+// then overwrites the records' buffer and collects garbage: the output,
+// copied out of the chunks (tails included) into Go memory, still equals
+// the decode of an untouched copy of the records.
+func TestExampleSplitOutputOutlivesItsInput(t *testing.T) {
+	defer testhook.Steal(0)
+	strings := 0
+	for _, c := range genExampleCases(31, 12, false) {
+		plan, recs := exampleSplitBatch(t, c, 1<<20)
+		if len(recs) == 0 {
+			continue
+		}
+		for _, f := range c.Spec.Features {
+			if f.DType == structtensor.String {
+				strings++
+			}
+		}
+		data, offsets := contiguous(recs)
+		want, err := plan.DecodeContiguous(slices.Clone(data), offsets, DecodeOptions{Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		testhook.Steal(1)
+		got, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: 2})
+		testhook.Steal(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range data {
+			data[i] = 0xff
+		}
+		runtime.GC()
+		if !structtensor.Equal(got, want) {
+			t.Fatal("the output changed with its input's buffer")
+		}
+	}
+	if strings == 0 {
+		t.Fatal("no string feature: the test does not exercise copied bytes")
+	}
+}
