@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -480,24 +485,31 @@ func TestMedianOfRounds(t *testing.T) {
 	}
 }
 
-// TestPairedTiming checks the alternation of timePaired (each pair of
-// calls, one of each decoder, in the other order from the last) and that
-// median keeps the median of the rounds' ratios to the anchor.
+// TestPairedTiming checks the alternation of a decoder with its anchor
+// (each pair of calls, one of each, in the other order from the last;
+// until the decoder has made the minimum calls and used the minimum CPU)
+// and that median keeps the median of the rounds' ratios to the anchor.
 func TestPairedTiming(t *testing.T) {
-	ds := &dataset{}
 	var calls []byte
-	fn := func() (*structtensor.StructTensor, error) { calls = append(calls, 'f'); return nil, nil }
-	anchor := func() (*structtensor.StructTensor, error) { calls = append(calls, 'a'); return nil, nil }
-	m, err := timePaired(ds, fn, anchor, 0, 4)
+	x := fakePeer{calls: &calls, name: 'f', cpu: 30 * time.Millisecond}
+	anchor := fakePeer{calls: &calls, name: 'a', cpu: time.Millisecond}
+	iters, err := alternate(x, anchor, 0, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The untimed first calls, then four pairs.
-	if got, want := string(calls), "fa"+"af"+"fa"+"af"+"fa"; got != want {
-		t.Errorf("calls %s, want %s", got, want)
+	if got, want := string(calls), "af"+"fa"+"af"+"fa"; got != want || iters != 4 {
+		t.Errorf("calls %s (%d pairs), want %s (4)", got, iters, want)
 	}
-	if m.Iters != 4 {
-		t.Errorf("%d timed pairs, want 4", m.Iters)
+	// The minimum CPU time counts the decoder's calls, not the anchor's.
+	calls = calls[:0]
+	if iters, err := alternate(x, anchor, 100*time.Millisecond, 1); err != nil || iters != 4 {
+		t.Errorf("%d pairs (%v) to use 100 ms of calls of 30, want 4", iters, err)
+	}
+	// A failed call ends the pairs with its error.
+	calls = calls[:0]
+	broken := fakePeer{calls: &calls, name: 'b', err: errors.New("broken")}
+	if _, err := alternate(x, broken, 0, 4); err == nil || err.Error() != "broken" || string(calls) != "b" {
+		t.Errorf("calls %s, error %v; want b and the anchor's error", calls, err)
 	}
 	round := func(cpu, wall, acpu, awall float64) *measurement {
 		return &measurement{Bytes: 1e6, Iters: 10, CPUSec: cpu, WallSec: wall, AnchorCPUSec: acpu, AnchorWallSec: awall, PeakRSS: 1}
@@ -509,5 +521,114 @@ func TestPairedTiming(t *testing.T) {
 	}
 	if got := med.AnchorCPUSec / med.CPUSec; math.Abs(got-0.9) > 1e-9 {
 		t.Errorf("median CPU ratio to the anchor %v, want 0.9", got)
+	}
+}
+
+// TestSummarySmallBatches checks the small-batch target lines: judged on
+// the calls alternating (ours-1t-1mb-paired) where they ran, the runs
+// apart then printed for reference only.
+func TestSummarySmallBatches(t *testing.T) {
+	m := func(dec string, cpuSec, anchorCPUSec float64) result {
+		return result{"flat", dec, &measurement{Bytes: 100e6, Iters: 1, CPUSec: cpuSec, WallSec: cpuSec,
+			AnchorCPUSec: anchorCPUSec, AnchorWallSec: anchorCPUSec, PeakRSS: 1}}
+	}
+	for _, tc := range []struct {
+		name    string
+		results []result
+		want    []string
+	}{
+		{"apart", []result{m("ours-1t", 1, 0), m("ours-1t-1mb", 1.2, 0)},
+			[]string{"1 MB batches, run apart from ours-1t: 83% of its MB/cpu-s (83.3 vs 100.0), goal >= 80%: met"}},
+		{"paired", []result{m("ours-1t", 1, 0), m("ours-1t-1mb", 1.2, 0), m("ours-1t-1mb-paired", 2, 1.5)},
+			[]string{"1 MB batches, calls alternating with ours-1t's: 75% of its MB/cpu-s (50.0 vs 66.7), goal >= 80%: MISSED",
+				"1 MB batches, run apart from ours-1t: 83% of its MB/cpu-s (83.3 vs 100.0), goal >= 80%: for reference (judged above)"}},
+		{"recycling", []result{m("ours-1t", 1, 0), m("ours-1t-1mb-recycle-paired", 1, 0.9)},
+			[]string{"1 MB batches, recycling, calls alternating with ours-1t-recycle's: 90% of its MB/cpu-s (100.0 vs 111.1), goal >= 80%: met"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			summarize(&buf, tc.results, nil)
+			for _, w := range tc.want {
+				if !strings.Contains(buf.String(), "target dataset=flat "+w+"\n") {
+					t.Errorf("summary lacks %q:\n%s", w, buf.String())
+				}
+			}
+		})
+	}
+}
+
+type fakePeer struct {
+	calls *[]byte
+	name  byte
+	cpu   time.Duration
+	err   error
+}
+
+func (p fakePeer) call() (cpu, wall time.Duration, err error) {
+	*p.calls = append(*p.calls, p.name)
+	return p.cpu, p.cpu, p.err
+}
+
+// TestMain lets the test binary be the harness (main) in the processes
+// TestLockstepChildren starts: the harness starts the two processes of a
+// pair as copies of itself.
+func TestMain(m *testing.M) {
+	if os.Getenv(harnessEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+const harnessEnv = "STRUCTTENSOR_BENCH_TEST_IS_HARNESS"
+
+// TestLockstepChildren times a paired decoder as make bench does: a
+// process that drives the decoder and its anchor, each in a process of
+// its own, call by call; and checks that a pair whose children fail
+// reports their error.
+func TestLockstepChildren(t *testing.T) {
+	e, err := newEnv("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := lookupDataset("recipe")
+	ds, err := generate(e.schemas, spec, 300000, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "recipe.tfrecord")
+	if err := writeDataset(ds, file); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (*measurement, string, error) {
+		cmd := exec.Command(self, args...)
+		cmd.Env = append(os.Environ(), harnessEnv+"=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			return nil, stderr.String(), err
+		}
+		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+		m := new(measurement)
+		return m, stderr.String(), json.Unmarshal([]byte(lines[len(lines)-1]), m)
+	}
+	for _, dec := range []string{"ours-1t-1mb-paired", "ours-all-paired"} {
+		m, stderr, err := run("-min-time", "0", "-min-iters", "3", "-run-one", "recipe", dec, file)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", dec, err, stderr)
+		}
+		if m.Iters != 3 || m.Bytes != ds.bytes() || m.CPUSec <= 0 || m.AnchorCPUSec <= 0 || m.AnchorWallSec <= 0 || m.PeakRSS <= 0 {
+			t.Errorf("%s: %+v, want 3 calls of %d bytes each, timed with the anchor's", dec, *m, ds.bytes())
+		}
+	}
+	// A dataset file that is not there: both children fail before their
+	// first call, and the driver says why.
+	_, stderr, err := run("-min-time", "0", "-run-one", "recipe", "ours-1t-1mb-paired", file+".absent")
+	if err == nil || !strings.Contains(stderr, "the child ended") || !strings.Contains(stderr, "no such file") {
+		t.Errorf("a pair on a missing file: %v\n%s", err, stderr)
 	}
 }

@@ -43,6 +43,16 @@ func init() {
 		about:   "tf-op, the outputs rebuilt as a Go StructTensor (graphst.Run)",
 		prepare: func(e *env, ds *dataset) (decodeFunc, error) { return prepareTFOp(e, ds, true) },
 	})
+	// ours-1t >= tf-op is judged on calls alternating (lockstep.go), with
+	// ours-1t of this build as the anchor: run apart, the two met
+	// different spells of the host's load.
+	registerDecoder(decoder{
+		name:    "tf-op-paired",
+		order:   52,
+		about:   "tf-op, each call beside one of ours-1t (alternating, in lockstep)",
+		anchor:  "ours-1t",
+		prepare: func(e *env, ds *dataset) (decodeFunc, error) { return prepareTFOp(e, ds, false) },
+	})
 }
 
 func prepareTFOp(e *env, ds *dataset, rebuild bool) (decodeFunc, error) {

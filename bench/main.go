@@ -39,6 +39,7 @@ type env struct {
 	minIters   int
 	rounds     int    // times each in-process decoder runs per dataset (-rounds)
 	cpuProfile string // -run-one only
+	lockstep   bool   // -run-one only: time the calls at the parent's word (lockstep.go)
 }
 
 func main() {
@@ -58,6 +59,7 @@ func main() {
 		cpuProfile   = flag.String("cpuprofile", "", "with -run-one: write a CPU profile of the timed decodes to this file")
 		decodersFrom = flag.String("decoders-from", "", "another build of this harness (e.g. -tags tensorflow) whose extra decoders run from it")
 		listJSON     = flag.Bool("list-json", false, "internal: list the in-process decoders as JSON, for -decoders-from")
+		lockstep     = flag.Bool("lockstep", false, "internal, with -run-one: time one call per line \"call\" read from standard input (a decoder paired with its anchor)")
 	)
 	flag.Parse()
 	e, err := newEnv(*descPath, *s2tPython)
@@ -93,7 +95,7 @@ func main() {
 		if flag.NArg() != 3 {
 			fatal(errors.New("-run-one needs DATASET DECODER FILE"))
 		}
-		e.cpuProfile = *cpuProfile
+		e.cpuProfile, e.lockstep = *cpuProfile, *lockstep
 		m, err := runOneDecoder(e, flag.Arg(0), flag.Arg(1), flag.Arg(2))
 		if err != nil {
 			fatal(err)
@@ -183,6 +185,10 @@ func runOneDecoder(e *env, dsName, decName, file string) (*measurement, error) {
 	if !ok || d.prepare == nil {
 		return nil, fmt.Errorf("no in-process decoder %q", decName)
 	}
+	if d.anchor != "" && !e.lockstep {
+		// This process only drives the pair (lockstep.go).
+		return runPaired(e, dsName, d, file)
+	}
 	ds, err := readDataset(e, dsName, file)
 	if err != nil {
 		return nil, err
@@ -206,20 +212,12 @@ func runOneDecoder(e *env, dsName, decName, file string) (*measurement, error) {
 		defer pprof.StopCPUProfile()
 	}
 	var m *measurement
-	if d.anchor != "" {
-		a, ok := registry[d.anchor]
-		if !ok || a.prepare == nil {
-			return nil, fmt.Errorf("decoder %s: no in-process anchor %q", decName, d.anchor)
-		}
-		anchor, err := a.prepare(e, ds)
-		if err != nil {
-			return nil, err
-		}
-		m, err = timePaired(ds, fn, anchor, e.minTime, e.minIters)
-		if err != nil {
-			return nil, err
-		}
-	} else if m, err = timeDecoder(ds, fn, e.minTime, e.minIters); err != nil {
+	if e.lockstep {
+		m, err = timeInLockstep(ds, fn, os.Stdin, os.Stdout)
+	} else {
+		m, err = timeDecoder(ds, fn, e.minTime, e.minIters)
+	}
+	if err != nil {
 		return nil, err
 	}
 	m.Bytes = ds.bytes()

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"io"
 	"math"
 	"os"
 	"runtime"
@@ -31,7 +33,7 @@ type measurement struct {
 	// moves with them and this far less: the code's own speed.
 	FastestCallCPUSec float64 `json:"fastest_call_cpu_s,omitempty"`
 	// AnchorCPUSec and AnchorWallSec are, for a decoder timed in
-	// alternation with another (decoder.anchor), the other's calls' CPU
+	// lockstep with another (decoder.anchor), the other's calls' CPU
 	// and wall seconds: as many calls, each beside one of this decoder's,
 	// so that both meet the same spells of the host's other load.
 	AnchorCPUSec  float64 `json:"anchor_cpu_s,omitempty"`
@@ -91,62 +93,71 @@ func processCPU() time.Duration {
 // dropped and collected outside the timed region, so the peak memory of
 // the process is that of one decode, not of a backlog of garbage.
 func timeDecoder(ds *dataset, fn decodeFunc, minCPU time.Duration, minIters int) (*measurement, error) {
-	return timePaired(ds, fn, nil, minCPU, minIters)
-}
-
-// timePaired is timeDecoder for fn with the calls of anchor, if not nil,
-// alternating with its calls (each pair in the other order from the
-// last): the ratio of the two is then measured under the same load,
-// which on a host whose other tenants slow a CPU for seconds at a time
-// moves both alike. The anchor's first call is untimed too, its output
-// neither digested nor compared.
-func timePaired(ds *dataset, fn, anchor decodeFunc, minCPU time.Duration, minIters int) (*measurement, error) {
 	m, err := firstCall(ds, fn)
 	if err != nil {
 		return nil, err
 	}
-	if anchor != nil {
-		if _, err := anchor(); err != nil {
+	var t callTimes
+	for m.Iters < minIters || t.cpu < minCPU {
+		c, w, err := timedCall(fn)
+		if err != nil {
 			return nil, err
 		}
-		runtime.GC()
+		t.add(m, c, w)
 	}
-	var cpu, wall, fastest, acpu, awall time.Duration
-	timeAnchor := func() error {
-		c, w, err := timedCall(anchor)
-		acpu += c
-		awall += w
-		return err
+	t.finish(m)
+	return m, nil
+}
+
+// timeInLockstep is timeDecoder with the calls at another process's word
+// (a decoder paired with its anchor, see lockstep.go): after the first
+// call it writes "ready" to out, then times one call for each "call"
+// line read from in, answering "done <cpu ns> <wall ns>", until in ends.
+func timeInLockstep(ds *dataset, fn decodeFunc, in io.Reader, out io.Writer) (*measurement, error) {
+	m, err := firstCall(ds, fn)
+	if err != nil {
+		return nil, err
 	}
-	for m.Iters < minIters || cpu < minCPU {
-		// With an anchor, a pair of calls, the anchor's first in every
-		// other pair.
-		anchorFirst := anchor != nil && m.Iters%2 == 0
-		if anchorFirst {
-			if err := timeAnchor(); err != nil {
-				return nil, err
-			}
+	if _, err := fmt.Fprintln(out, lockstepReady); err != nil {
+		return nil, err
+	}
+	var t callTimes
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		if sc.Text() != lockstepCall {
+			return nil, fmt.Errorf("lockstep: read %q, want %q", sc.Text(), lockstepCall)
 		}
 		c, w, err := timedCall(fn)
 		if err != nil {
 			return nil, err
 		}
-		cpu += c
-		wall += w
-		if m.Iters == 0 || c < fastest {
-			fastest = c
+		t.add(m, c, w)
+		if _, err := fmt.Fprintf(out, "%s %d %d\n", lockstepDone, c, w); err != nil {
+			return nil, err
 		}
-		if anchor != nil && !anchorFirst {
-			if err := timeAnchor(); err != nil {
-				return nil, err
-			}
-		}
-		m.Iters++
 	}
-	m.CPUSec, m.WallSec, m.FastestCallCPUSec = cpu.Seconds(), wall.Seconds(), fastest.Seconds()
-	m.AnchorCPUSec, m.AnchorWallSec = acpu.Seconds(), awall.Seconds()
-	m.PeakRSS = peakRSS()
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	t.finish(m)
 	return m, nil
+}
+
+// callTimes adds up the timed calls of one decoder.
+type callTimes struct{ cpu, wall, fastest time.Duration }
+
+func (t *callTimes) add(m *measurement, cpu, wall time.Duration) {
+	t.cpu += cpu
+	t.wall += wall
+	if m.Iters == 0 || cpu < t.fastest {
+		t.fastest = cpu
+	}
+	m.Iters++
+}
+
+func (t *callTimes) finish(m *measurement) {
+	m.CPUSec, m.WallSec, m.FastestCallCPUSec = t.cpu.Seconds(), t.wall.Seconds(), t.fastest.Seconds()
+	m.PeakRSS = peakRSS()
 }
 
 // timedCall calls fn once and returns the process CPU and wall time it

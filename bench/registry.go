@@ -55,9 +55,10 @@ type decoder struct {
 	// a Python program that takes seconds to start, and whose ratio to
 	// ours is far from any goal's edge.
 	timedOnce bool
-	// anchor names another prepare-style decoder whose calls alternate
-	// with this one's in the same process (timePaired): the measurement
-	// then holds both, for a ratio measured under the same load.
+	// anchor names another prepare-style decoder of the same build whose
+	// calls alternate with this one's, each in a process of its own
+	// (lockstep.go): the measurement then holds both, for a ratio
+	// measured under the same load.
 	anchor string
 }
 

@@ -105,20 +105,34 @@ func summarize(w io.Writer, results []result, skipped map[string]string) {
 			fmt.Fprintf(w, "target dataset=%s %s on %d cores, run apart from %s: wall speedup %.2fx (%.1f vs %.1f MB/s), goal >= %.1fx; MB/cpu-s %.0f%% of %s's, goal >= %.0f%%: %s\n",
 				ds, label, runtime.NumCPU(), anchor, x, all.wallMBPerSec(), one.wallMBPerSec(), allCoresSpeedup, 100*c, anchor, 100*allCoresMinCPU, verdict)
 		}
+		// The small-batch goal, judged where the calls alternated
+		// (ours-1t-1mb-paired: each call of the anchor decodes the same
+		// records, so the ratio of CPU seconds is that of MB per
+		// CPU-second); the runs apart, beside it, for reference.
+		smallBatches := func(label, anchor string, paired, small, whole *measurement) {
+			judged := paired != nil
+			if paired != nil {
+				r := paired.AnchorCPUSec / paired.CPUSec
+				fmt.Fprintf(w, "target dataset=%s 1 MB batches%s, calls alternating with %s's: %.0f%% of its MB/cpu-s (%.1f vs %.1f), goal >= %.0f%%: %s\n",
+					ds, label, anchor, 100*r, paired.mbPerCPUSec(), paired.mbPerCPUSec()/r, 100*smallBatchesMin, met(r >= smallBatchesMin))
+			}
+			if small == nil || whole == nil {
+				return
+			}
+			r := small.mbPerCPUSec() / whole.mbPerCPUSec()
+			verdict := met(r >= smallBatchesMin)
+			if judged {
+				verdict = "for reference (judged above)"
+			}
+			fmt.Fprintf(w, "target dataset=%s 1 MB batches%s, run apart from %s: %.0f%% of its MB/cpu-s (%.1f vs %.1f), goal >= %.0f%%: %s\n",
+				ds, label, anchor, 100*r, small.mbPerCPUSec(), whole.mbPerCPUSec(), 100*smallBatchesMin, verdict)
+		}
 		if float64(ours.Bytes) >= allCoresMinBytes {
 			everyCore("ours-all", "ours-1t", get(ds, "ours-all-paired"), get(ds, "ours-all"), ours)
 		}
 		everyCore("ours-all in 8 MB batches", "ours-1t-8mb", get(ds, "ours-all-8mb-paired"), get(ds, "ours-all-8mb"), get(ds, "ours-1t-8mb"))
-		if small := get(ds, "ours-1t-1mb"); small != nil {
-			r := small.mbPerCPUSec() / got
-			fmt.Fprintf(w, "target dataset=%s 1 MB batches: %.0f%% of ours-1t's MB/cpu-s (%.1f vs %.1f), goal >= %.0f%%: %s\n",
-				ds, 100*r, small.mbPerCPUSec(), got, 100*smallBatchesMin, met(r >= smallBatchesMin))
-		}
-		if small, whole := get(ds, "ours-1t-1mb-recycle"), get(ds, "ours-1t-recycle"); small != nil && whole != nil {
-			r := small.mbPerCPUSec() / whole.mbPerCPUSec()
-			fmt.Fprintf(w, "target dataset=%s 1 MB batches, recycling: %.0f%% of ours-1t-recycle's MB/cpu-s (%.1f vs %.1f), goal >= %.0f%%: %s\n",
-				ds, 100*r, small.mbPerCPUSec(), whole.mbPerCPUSec(), 100*smallBatchesMin, met(r >= smallBatchesMin))
-		}
+		smallBatches("", "ours-1t", get(ds, "ours-1t-1mb-paired"), get(ds, "ours-1t-1mb"), ours)
+		smallBatches(", recycling", "ours-1t-recycle", get(ds, "ours-1t-1mb-recycle-paired"), get(ds, "ours-1t-1mb-recycle"), get(ds, "ours-1t-recycle"))
 		if _, byFeature := lookupExampleDataset(ds); byFeature {
 			summarizeExamples(w, ds, ours, get, skipped, met)
 		} else if s2t := get(ds, "struct2tensor"); s2t != nil {
@@ -143,6 +157,6 @@ func summarize(w io.Writer, results []result, skipped map[string]string) {
 			fmt.Fprintf(w, "target dataset=%s memory %s: peak RSS %.1f MB (%.1f MB before decoding), goal <= 2 x (input %.1f MB + output %.1f MB) = %.1f MB: %s\n",
 				ds, dec, rss, float64(m.BaseRSS)/1e6, in, out, limit, met(rss <= limit))
 		}
-		summarizeTFOp(w, ds, ours, get(ds, "ours-1t-recycle"), get(ds, "tf-op"), get(ds, "struct2tensor"), skipped["struct2tensor"], met)
+		summarizeTFOp(w, ds, ours, get(ds, "ours-1t-recycle"), get(ds, "tf-op"), get(ds, "tf-op-paired"), get(ds, "struct2tensor"), skipped["struct2tensor"], met)
 	}
 }
