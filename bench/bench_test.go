@@ -429,7 +429,10 @@ func TestExampleDatasets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, name := range []string{"tf-parse-example", "tfx-bsl"} {
+			// The paired ones time ours-1t beside them in a copy of this
+			// test binary, which the variable makes the harness (TestMain).
+			t.Setenv(harnessEnv, "1")
+			for _, name := range []string{"tf-parse-example", "tfx-bsl", "tf-parse-example-paired", "tfx-bsl-paired"} {
 				d := registry[name]
 				if why := d.unavailable(e); why != "" {
 					testenv.Missing(t, "skipping %s: %s", name, why)
@@ -447,6 +450,9 @@ func TestExampleDatasets(t *testing.T) {
 				}
 				if m.Records != ds.numRecords() || m.Bytes != ds.bytes() {
 					t.Errorf("%s read %d records of %d bytes, want %d of %d", name, m.Records, m.Bytes, ds.numRecords(), ds.bytes())
+				}
+				if paired := strings.HasSuffix(name, "-paired"); paired != (m.AnchorCPUSec > 0 && m.AnchorWallSec > 0) {
+					t.Errorf("%s: anchor's CPU and wall seconds %v and %v", name, m.AnchorCPUSec, m.AnchorWallSec)
 				}
 			}
 		})
@@ -524,9 +530,10 @@ func TestPairedTiming(t *testing.T) {
 	}
 }
 
-// TestSummarySmallBatches checks the small-batch target lines: judged on
-// the calls alternating (ours-1t-1mb-paired) where they ran, the runs
-// apart then printed for reference only.
+// TestSummarySmallBatches checks the small-batch and protogo-gen target
+// lines: judged on the calls alternating (ours-1t-1mb-paired,
+// protogo-gen-paired) where they ran, the runs apart then printed for
+// reference only.
 func TestSummarySmallBatches(t *testing.T) {
 	m := func(dec string, cpuSec, anchorCPUSec float64) result {
 		return result{"flat", dec, &measurement{Bytes: 100e6, Iters: 1, CPUSec: cpuSec, WallSec: cpuSec,
@@ -542,6 +549,9 @@ func TestSummarySmallBatches(t *testing.T) {
 		{"paired", []result{m("ours-1t", 1, 0), m("ours-1t-1mb", 1.2, 0), m("ours-1t-1mb-paired", 2, 1.5)},
 			[]string{"1 MB batches, calls alternating with ours-1t's: 75% of its MB/cpu-s (50.0 vs 66.7), goal >= 80%: MISSED",
 				"1 MB batches, run apart from ours-1t: 83% of its MB/cpu-s (83.3 vs 100.0), goal >= 80%: for reference (judged above)"}},
+		{"protogo-gen", []result{m("ours-1t", 1, 0), m("protogo-gen", 4, 0), m("protogo-gen-paired", 5.6, 2)},
+			[]string{"speedup ours-1t vs protogo-gen, calls alternating: 2.8x (50.0 vs 17.9 MB/cpu-s), goal >= 3x: MISSED",
+				"speedup ours-1t vs protogo-gen: 4.0x (100.0 vs 25.0 MB/cpu-s), goal >= 3x: for reference (judged above)"}},
 		{"recycling", []result{m("ours-1t", 1, 0), m("ours-1t-1mb-recycle-paired", 1, 0.9)},
 			[]string{"1 MB batches, recycling, calls alternating with ours-1t-recycle's: 90% of its MB/cpu-s (100.0 vs 111.1), goal >= 80%: met"}},
 	} {
@@ -570,8 +580,8 @@ func (p fakePeer) call() (cpu, wall time.Duration, err error) {
 }
 
 // TestMain lets the test binary be the harness (main) in the processes
-// TestLockstepChildren starts: the harness starts the two processes of a
-// pair as copies of itself.
+// TestLockstepChildren and TestExampleDatasets start: the harness starts
+// the processes of a pair as copies of itself.
 func TestMain(m *testing.M) {
 	if os.Getenv(harnessEnv) == "1" {
 		main()

@@ -32,9 +32,10 @@ import (
 // with whole 32 MB calls, whose output is 24 times their input, ran at
 // half the speed they run alone: each batch found the pool holding only
 // the big calls' blocks and its bound raised by them, so took fresh
-// memory. A process of its own also lets the anchor come from another
-// build (tf-op-paired, -tags tensorflow, anchored on ours-1t of the same
-// build).
+// memory. Processes also let the decoder be another program
+// (tf-parse-example-paired: python/bench/example_decode.py --lockstep,
+// anchored on ours-1t of this build) or come from another build
+// (tf-op-paired, -tags tensorflow, anchored on ours-1t of that build).
 //
 // The protocol, on the children's standard input and output: the child
 // writes lockstepReady once ready, then for each lockstepCall line it
@@ -90,12 +91,19 @@ type lockstepChild struct {
 	stderr bytes.Buffer
 }
 
-// startLockstep starts bin timing decoder dec on the dataset file in
-// lockstep (-lockstep -run-one), with extra flags before -run-one.
-func startLockstep(e *env, bin, dsName, dec, file string, extra ...string) (*lockstepChild, error) {
+// harnessCmd is the command that times decoder dec of this harness's
+// build bin on the dataset file in lockstep (-lockstep -run-one), with
+// extra flags before -run-one.
+func harnessCmd(e *env, bin, dsName, dec, file string, extra ...string) *exec.Cmd {
 	args := append(e.childArgs(), extra...)
 	args = append(args, "-lockstep", "-run-one", dsName, dec, file)
-	c := &lockstepChild{name: dec, cmd: exec.Command(bin, args...)}
+	return exec.Command(bin, args...)
+}
+
+// startLockstep starts cmd, a child speaking the protocol for decoder
+// name.
+func startLockstep(name string, cmd *exec.Cmd) (*lockstepChild, error) {
+	c := &lockstepChild{name: name, cmd: cmd}
 	c.cmd.Stderr = &c.stderr
 	var err error
 	if c.in, err = c.cmd.StdinPipe(); err != nil {
@@ -197,11 +205,18 @@ func runPaired(e *env, dsName string, d decoder, file string) (*measurement, err
 	if e.cpuProfile != "" {
 		extra = []string{"-cpuprofile", e.cpuProfile}
 	}
-	x, err := startLockstep(e, self, dsName, d.name, file, extra...)
+	return runLockstep(e, d.name, harnessCmd(e, self, dsName, d.name, file, extra...), a.name, harnessCmd(e, self, dsName, a.name, file))
+}
+
+// runLockstep times the decoder name run by xCmd and the anchor run by
+// anchorCmd, two children speaking the protocol, in lockstep, and returns
+// the decoder's measurement holding the anchor's CPU and wall seconds.
+func runLockstep(e *env, name string, xCmd *exec.Cmd, anchorName string, anchorCmd *exec.Cmd) (*measurement, error) {
+	x, err := startLockstep(name, xCmd)
 	if err != nil {
 		return nil, err
 	}
-	anchor, err := startLockstep(e, self, dsName, a.name, file)
+	anchor, err := startLockstep(anchorName, anchorCmd)
 	if err != nil {
 		x.kill()
 		return nil, err
@@ -225,7 +240,7 @@ func runPaired(e *env, dsName string, d decoder, file string) (*measurement, err
 		return nil, err
 	}
 	if mx.Iters != iters || ma.Iters != iters {
-		return nil, fmt.Errorf("decoder %s: %d and %d timed calls (%s's), want %d each", d.name, mx.Iters, ma.Iters, a.name, iters)
+		return nil, fmt.Errorf("decoder %s: %d and %d timed calls (%s's), want %d each", name, mx.Iters, ma.Iters, anchorName, iters)
 	}
 	mx.AnchorCPUSec, mx.AnchorWallSec = ma.CPUSec, ma.WallSec
 	return mx, nil

@@ -77,10 +77,19 @@ func summarize(w io.Writer, results []result, skipped map[string]string) {
 		default:
 			fmt.Fprintf(w, "target dataset=%s throughput ours-1t: %.1f MB/cpu-s%s, no goal (output %.1fx input, >= %.0fx)\n", ds, got, fastest, factor, lowOutputFactor)
 		}
+		// Judged on the calls alternating (protogo-gen-paired) where they
+		// ran; the run apart then for reference.
+		genVerdict := met
+		if gen := get(ds, "protogo-gen-paired"); gen != nil {
+			x := gen.CPUSec / gen.AnchorCPUSec
+			fmt.Fprintf(w, "target dataset=%s speedup ours-1t vs protogo-gen, calls alternating: %.1fx (%.1f vs %.1f MB/cpu-s), goal >= %.0fx: %s\n",
+				ds, x, gen.mbPerCPUSec()*x, gen.mbPerCPUSec(), minSpeedupVsGenCode, met(x >= minSpeedupVsGenCode))
+			genVerdict = func(bool) string { return "for reference (judged above)" }
+		}
 		if gen := get(ds, "protogo-gen"); gen != nil {
 			x := got / gen.mbPerCPUSec()
 			fmt.Fprintf(w, "target dataset=%s speedup ours-1t vs protogo-gen: %.1fx (%.1f vs %.1f MB/cpu-s), goal >= %.0fx: %s\n",
-				ds, x, got, gen.mbPerCPUSec(), minSpeedupVsGenCode, met(x >= minSpeedupVsGenCode))
+				ds, x, got, gen.mbPerCPUSec(), minSpeedupVsGenCode, genVerdict(x >= minSpeedupVsGenCode))
 		}
 		// The every-core goal, judged where the calls alternated in one
 		// process (ours-all-paired); the runs apart, beside it, for

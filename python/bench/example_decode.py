@@ -3,7 +3,7 @@ against which the bench harness (bench/, datasets tfexample-spec and
 seqexample-spec) and decode's BenchmarkExampleVsAnchors measure ours.
 
 Usage: example_decode.py --decoder tf|tfx --spec SPEC.json --file F.tfrecord
-       [--sequence] [--min-time S] [--min-iters N]
+       [--sequence] [--min-time S] [--min-iters N] [--lockstep]
 
   tf:  tf.io.parse_example (parse_sequence_example with --sequence) in a
        tf.function, one intra-op and one inter-op thread, with the feature
@@ -16,7 +16,9 @@ The records come from an uncompressed TFRecord file, read whole before
 timing. The script decodes the whole batch once untimed (warm-up; the
 output's size and per-feature digests are taken from it), then repeatedly
 until it has used --min-time of process CPU time and run --min-iters
-times, and prints one JSON line in the harness's measurement form
+times (with --lockstep: one call per line "call" read from standard
+input, see lockstep's doc), and prints one JSON line in the harness's
+measurement form
 (bench/measure.go): records, bytes, iters, cpu_s, wall_s, out_bytes,
 base_rss, peak_rss, leaves, and mb_per_cpu_s.
 
@@ -177,6 +179,23 @@ def tfx_decoder(spec, sequence):
     return run, leaves
 
 
+def lockstep(run, batch):
+    """Times one call of run(batch) per line "call" read from standard
+    input, each answered at once; returns the calls and their process CPU
+    and wall seconds."""
+    print("ready", flush=True)
+    iters, cpu, wall = 0, 0.0, 0.0
+    for line in sys.stdin:
+        if line.strip() != "call":
+            raise SystemExit("example_decode.py: lockstep: read %r, want 'call'" % line)
+        c0, w0 = time.process_time(), time.perf_counter()
+        run(batch)
+        c, w = time.process_time() - c0, time.perf_counter() - w0
+        iters, cpu, wall = iters + 1, cpu + c, wall + w
+        print("done %d %d" % (int(c * 1e9), int(w * 1e9)), flush=True)
+    return iters, cpu, wall
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--decoder", required=True, choices=["tf", "tfx"])
@@ -185,6 +204,10 @@ def main():
     ap.add_argument("--sequence", action="store_true")
     ap.add_argument("--min-time", type=float, default=2.0)
     ap.add_argument("--min-iters", type=int, default=2)
+    ap.add_argument("--lockstep", action="store_true",
+                    help="after the warm-up print 'ready', then time one call per line 'call' read from standard "
+                         "input, answering 'done <cpu ns> <wall ns>', until its end (the harness's pairs, "
+                         "bench/lockstep.go)")
     a = ap.parse_args()
     with open(a.spec) as f:
         spec = json.load(f)
@@ -202,15 +225,18 @@ def main():
     base_rss = peak_rss()
     digests, out_bytes = leaves(batch)
     run(batch)
-    iters = 0
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    while True:
-        run(batch)
-        iters += 1
-        cpu = time.process_time() - cpu0
-        if cpu >= a.min_time and iters >= a.min_iters:
-            break
-    wall = time.perf_counter() - wall0
+    if a.lockstep:
+        iters, cpu, wall = lockstep(run, batch)
+    else:
+        iters = 0
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        while True:
+            run(batch)
+            iters += 1
+            cpu = time.process_time() - cpu0
+            if cpu >= a.min_time and iters >= a.min_iters:
+                break
+        wall = time.perf_counter() - wall0
     print(json.dumps({"records": len(records), "bytes": payload, "iters": iters, "cpu_s": cpu, "wall_s": wall,
                       "out_bytes": out_bytes, "base_rss": base_rss, "peak_rss": peak_rss(), "leaves": digests,
                       "mb_per_cpu_s": payload * iters / cpu / 1e6}))
