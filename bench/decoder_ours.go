@@ -103,52 +103,13 @@ func init() {
 	// apart, each meets other spells of the host's load, which on a
 	// shared virtual machine moved the ratio by more than the goal's
 	// margin.
-	registerDecoder(decoder{
-		name:   "ours-all-paired",
-		order:  22,
-		about:  "ours-all, each call beside one of ours-1t (alternating, in lockstep): the wall-clock speedup under the same load",
-		anchor: "ours-1t",
-		runsOn: protoDatasets | exampleDatasets,
-		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
-			return prepareOurs(e, ds, runtime.NumCPU())
-		},
-	})
-	registerDecoder(decoder{
-		name:     "ours-all-8mb-paired",
-		order:    23,
-		about:    "ours-all-8mb, each call beside one of ours-1t-8mb (alternating, in lockstep)",
-		runsOn:   protoDatasets | exampleDatasets,
-		noOutput: true,
-		anchor:   "ours-1t-8mb",
-		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
-			return prepareOursInBatches(e, ds, allCoresMinBytes, runtime.NumCPU(), false)
-		},
-	})
+	registerPaired("ours-all", "ours-1t", 22, ": the wall-clock speedup under the same load")
+	registerPaired("ours-all-8mb", "ours-1t-8mb", 23, "")
 	// The small-batch goal judged the same way: the dataset in 1 MB
 	// batches and in one call, alternating. Run apart, the same code
 	// measured 70% in one run and 83% in the next.
-	registerDecoder(decoder{
-		name:     "ours-1t-1mb-paired",
-		order:    24,
-		about:    "ours-1t-1mb, each call beside one of ours-1t (alternating, in lockstep): MB per CPU-second in 1 MB batches under the same load",
-		runsOn:   protoDatasets | exampleDatasets,
-		noOutput: true,
-		anchor:   "ours-1t",
-		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
-			return prepareOursInBatches(e, ds, smallBatchBytes, 1, false)
-		},
-	})
-	registerDecoder(decoder{
-		name:     "ours-1t-1mb-recycle-paired",
-		order:    24,
-		about:    "ours-1t-1mb-recycle, each call beside one of ours-1t-recycle (alternating, in lockstep)",
-		runsOn:   protoDatasets | exampleDatasets,
-		noOutput: true,
-		anchor:   "ours-1t-recycle",
-		prepare: func(e *env, ds *dataset) (decodeFunc, error) {
-			return prepareOursInBatches(e, ds, smallBatchBytes, 1, true)
-		},
-	})
+	registerPaired("ours-1t-1mb", "ours-1t", 24, ": MB per CPU-second in 1 MB batches under the same load")
+	registerPaired("ours-1t-1mb-recycle", "ours-1t-recycle", 24, "")
 }
 
 func prepareOursInBatches(e *env, ds *dataset, size int64, threads int, recycle bool) (decodeFunc, error) {

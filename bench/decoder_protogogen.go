@@ -38,14 +38,7 @@ func init() {
 	// ours-1t >= 3x protogo-gen judged on calls alternating (lockstep.go):
 	// on sparse nested records the ratio sat near the goal, 2.8-3.7x in
 	// runs apart.
-	registerDecoder(decoder{
-		name:     "protogo-gen-paired",
-		order:    26,
-		about:    "protogo-gen, each call beside one of ours-1t (alternating, in lockstep)",
-		noOutput: true,
-		anchor:   "ours-1t",
-		prepare:  prepareProtoGoGen,
-	})
+	registerPaired("protogo-gen", "ours-1t", 26, "")
 }
 
 // generatedType returns the generated message type of the dataset.

@@ -46,13 +46,7 @@ func init() {
 	// ours-1t >= tf-op is judged on calls alternating (lockstep.go), with
 	// ours-1t of this build as the anchor: run apart, the two met
 	// different spells of the host's load.
-	registerDecoder(decoder{
-		name:    "tf-op-paired",
-		order:   52,
-		about:   "tf-op, each call beside one of ours-1t (alternating, in lockstep)",
-		anchor:  "ours-1t",
-		prepare: func(e *env, ds *dataset) (decodeFunc, error) { return prepareTFOp(e, ds, false) },
-	})
+	registerPaired("tf-op", "ours-1t", 52, "")
 }
 
 func prepareTFOp(e *env, ds *dataset, rebuild bool) (decodeFunc, error) {

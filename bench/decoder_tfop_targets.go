@@ -32,13 +32,11 @@ func summarizeTFOp(w io.Writer, ds string, ours, recycle, tfop, paired, s2t *mea
 		fmt.Fprintf(w, "target dataset=%s ours-1t vs tf-op%s: %.0f%% (%.1f vs %.1f MB/cpu-s), goal >= 100%%: %s\n",
 			ds, how, 100/r, oursRate, tfopRate, verdict(r <= 1))
 	}
-	apart := met
 	if paired != nil {
 		r := paired.AnchorCPUSec / paired.CPUSec
 		ratios(", calls alternating", r, paired.mbPerCPUSec(), paired.mbPerCPUSec()/r, met)
-		apart = func(bool) string { return "for reference (judged above)" }
 	}
-	ratios("", tfop.mbPerCPUSec()/ours.mbPerCPUSec(), tfop.mbPerCPUSec(), ours.mbPerCPUSec(), apart)
+	ratios("", tfop.mbPerCPUSec()/ours.mbPerCPUSec(), tfop.mbPerCPUSec(), ours.mbPerCPUSec(), apart(paired, met))
 	// The same with the Go path's output memory reused from batch to
 	// batch, as the op's is.
 	if recycle != nil {

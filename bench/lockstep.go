@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -170,15 +169,7 @@ func (c *lockstepChild) finish() (*measurement, error) {
 	if werr := c.cmd.Wait(); werr != nil || err != nil {
 		return nil, fmt.Errorf("%s %s: %v\n%s", filepath.Base(c.cmd.Path), c.name, errors.Join(werr, err), lastLines(c.stderr.String(), 15))
 	}
-	lines := strings.Split(strings.TrimSpace(string(rest)), "\n")
-	m := new(measurement)
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), m); err != nil {
-		return nil, fmt.Errorf("%s printed no measurement: %v\n%s", c.name, err, rest)
-	}
-	if err := m.check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", c.name, err)
-	}
-	return m, nil
+	return parseMeasurement(c.name, rest)
 }
 
 // kill stops a child that will not be finished.

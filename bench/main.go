@@ -232,13 +232,19 @@ func runChild(cmd *exec.Cmd) (*measurement, error) {
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("%s: %v\n%s", filepath.Base(cmd.Path), err, lastLines(stderr.String(), 15))
 	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	return parseMeasurement(filepath.Base(cmd.Path), stdout.Bytes())
+}
+
+// parseMeasurement reads the measurement a child printed as the last line
+// of its output (who names the child in errors).
+func parseMeasurement(who string, out []byte) (*measurement, error) {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	m := new(measurement)
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), m); err != nil {
-		return nil, fmt.Errorf("%s printed no measurement: %v\n%s", filepath.Base(cmd.Path), err, stdout.String())
+		return nil, fmt.Errorf("%s printed no measurement: %v\n%s", who, err, out)
 	}
 	if err := m.check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Base(cmd.Path), err)
+		return nil, fmt.Errorf("%s: %w", who, err)
 	}
 	return m, nil
 }

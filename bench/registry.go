@@ -84,6 +84,19 @@ func (d *decoder) runs(ds *dataset) bool {
 
 var registry = map[string]decoder{}
 
+// registerPaired registers name+"-paired": the in-process decoder name,
+// registered before, timed in lockstep with anchor (lockstep.go), placed
+// at order; why ends its description.
+func registerPaired(name, anchor string, order int, why string) {
+	d, ok := registry[name]
+	if !ok || d.prepare == nil {
+		panic("bench: no in-process decoder " + name + " to pair")
+	}
+	d.name, d.order, d.anchor = name+"-paired", order, anchor
+	d.about = name + ", each call beside one of " + anchor + " (alternating, in lockstep)" + why
+	registerDecoder(d)
+}
+
 func registerDecoder(d decoder) {
 	if _, dup := registry[d.name]; dup {
 		panic("bench: decoder " + d.name + " registered twice")

@@ -79,23 +79,21 @@ func summarize(w io.Writer, results []result, skipped map[string]string) {
 		}
 		// Judged on the calls alternating (protogo-gen-paired) where they
 		// ran; the run apart then for reference.
-		genVerdict := met
-		if gen := get(ds, "protogo-gen-paired"); gen != nil {
-			x := gen.CPUSec / gen.AnchorCPUSec
+		pairedGen := get(ds, "protogo-gen-paired")
+		if pairedGen != nil {
+			x := pairedGen.CPUSec / pairedGen.AnchorCPUSec
 			fmt.Fprintf(w, "target dataset=%s speedup ours-1t vs protogo-gen, calls alternating: %.1fx (%.1f vs %.1f MB/cpu-s), goal >= %.0fx: %s\n",
-				ds, x, gen.mbPerCPUSec()*x, gen.mbPerCPUSec(), minSpeedupVsGenCode, met(x >= minSpeedupVsGenCode))
-			genVerdict = func(bool) string { return "for reference (judged above)" }
+				ds, x, pairedGen.mbPerCPUSec()*x, pairedGen.mbPerCPUSec(), minSpeedupVsGenCode, met(x >= minSpeedupVsGenCode))
 		}
 		if gen := get(ds, "protogo-gen"); gen != nil {
 			x := got / gen.mbPerCPUSec()
 			fmt.Fprintf(w, "target dataset=%s speedup ours-1t vs protogo-gen: %.1fx (%.1f vs %.1f MB/cpu-s), goal >= %.0fx: %s\n",
-				ds, x, got, gen.mbPerCPUSec(), minSpeedupVsGenCode, genVerdict(x >= minSpeedupVsGenCode))
+				ds, x, got, gen.mbPerCPUSec(), minSpeedupVsGenCode, apart(pairedGen, met)(x >= minSpeedupVsGenCode))
 		}
-		// The every-core goal, judged where the calls alternated in one
-		// process (ours-all-paired); the runs apart, beside it, for
+		// The every-core goal, judged where the calls alternated
+		// (ours-all-paired, lockstep.go); the runs apart, beside it, for
 		// reference.
 		everyCore := func(label, anchor string, paired, all, one *measurement) {
-			judged := paired != nil
 			if paired != nil {
 				x := paired.AnchorWallSec / paired.WallSec
 				c := paired.AnchorCPUSec / paired.CPUSec
@@ -107,19 +105,14 @@ func summarize(w io.Writer, results []result, skipped map[string]string) {
 			}
 			x := all.wallMBPerSec() / one.wallMBPerSec()
 			c := all.mbPerCPUSec() / one.mbPerCPUSec()
-			verdict := met(x >= allCoresSpeedup && c >= allCoresMinCPU)
-			if judged {
-				verdict = "for reference (judged above)"
-			}
 			fmt.Fprintf(w, "target dataset=%s %s on %d cores, run apart from %s: wall speedup %.2fx (%.1f vs %.1f MB/s), goal >= %.1fx; MB/cpu-s %.0f%% of %s's, goal >= %.0f%%: %s\n",
-				ds, label, runtime.NumCPU(), anchor, x, all.wallMBPerSec(), one.wallMBPerSec(), allCoresSpeedup, 100*c, anchor, 100*allCoresMinCPU, verdict)
+				ds, label, runtime.NumCPU(), anchor, x, all.wallMBPerSec(), one.wallMBPerSec(), allCoresSpeedup, 100*c, anchor, 100*allCoresMinCPU, apart(paired, met)(x >= allCoresSpeedup && c >= allCoresMinCPU))
 		}
 		// The small-batch goal, judged where the calls alternated
 		// (ours-1t-1mb-paired: each call of the anchor decodes the same
 		// records, so the ratio of CPU seconds is that of MB per
 		// CPU-second); the runs apart, beside it, for reference.
 		smallBatches := func(label, anchor string, paired, small, whole *measurement) {
-			judged := paired != nil
 			if paired != nil {
 				r := paired.AnchorCPUSec / paired.CPUSec
 				fmt.Fprintf(w, "target dataset=%s 1 MB batches%s, calls alternating with %s's: %.0f%% of its MB/cpu-s (%.1f vs %.1f), goal >= %.0f%%: %s\n",
@@ -129,12 +122,8 @@ func summarize(w io.Writer, results []result, skipped map[string]string) {
 				return
 			}
 			r := small.mbPerCPUSec() / whole.mbPerCPUSec()
-			verdict := met(r >= smallBatchesMin)
-			if judged {
-				verdict = "for reference (judged above)"
-			}
 			fmt.Fprintf(w, "target dataset=%s 1 MB batches%s, run apart from %s: %.0f%% of its MB/cpu-s (%.1f vs %.1f), goal >= %.0f%%: %s\n",
-				ds, label, anchor, 100*r, small.mbPerCPUSec(), whole.mbPerCPUSec(), 100*smallBatchesMin, verdict)
+				ds, label, anchor, 100*r, small.mbPerCPUSec(), whole.mbPerCPUSec(), 100*smallBatchesMin, apart(paired, met)(r >= smallBatchesMin))
 		}
 		if float64(ours.Bytes) >= allCoresMinBytes {
 			everyCore("ours-all", "ours-1t", get(ds, "ours-all-paired"), get(ds, "ours-all"), ours)
@@ -168,4 +157,14 @@ func summarize(w io.Writer, results []result, skipped map[string]string) {
 		}
 		summarizeTFOp(w, ds, ours, get(ds, "ours-1t-recycle"), get(ds, "tf-op"), get(ds, "tf-op-paired"), get(ds, "struct2tensor"), skipped["struct2tensor"], met)
 	}
+}
+
+// apart is the verdict of a goal's line for a run apart from its anchor:
+// met's, or where the pair ran in lockstep (paired, nil when it did not),
+// only a reference, the goal being judged on the pair's line.
+func apart(paired *measurement, met func(bool) string) func(bool) string {
+	if paired == nil {
+		return met
+	}
+	return func(bool) string { return "for reference (judged above)" }
 }
