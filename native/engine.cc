@@ -875,7 +875,7 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
       bool records_exact = true;
       for (int64_t k = 0; k < nchunks; k++) records_exact = records_exact && bounds[size_t(k)] < bounds[size_t(k + 1)];
       for (int64_t k = 0; k < nchunks; k++) {
-        res->chunks.push_back(std::unique_ptr<Decoder>(new Decoder(plan)));
+        res->chunks.push_back(std::unique_ptr<Decoder>(new Decoder(plan, Decoder::kUnattached)));
         res->chunks.back()->attach_part(*out, k == 0 ? 0.0 : frac(k), k + 1 == nchunks ? 1.0 : frac(k + 1), batch.per_record,
                                         bounds[size_t(k)], bounds[size_t(k + 1)], n, records_exact);
         res->chunks.back()->cancel = cancel;
@@ -935,7 +935,7 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
             continue;
           }
           Decoder* t = splits ? ask_for_split(batch.mu, batch.order, batch.prefix, batch.failed,
-                                              [&] { return std::unique_ptr<Decoder>(new Decoder(plan)); })
+                                              [&] { return std::unique_ptr<Decoder>(new Decoder(plan, Decoder::kUnattached)); })
                               : nullptr;
           if (!t) return;
           run_chunk(*t, t->lent_lo);

@@ -103,6 +103,23 @@ inline uint64_t squeeze7(uint64_t x) {
   return ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
 }
 
+// count_terminators counts the bytes of [p, q) with the top bit clear:
+// the varints that end there. Eight bytes a step, the eight top bits
+// summed by one multiply: a packed run is counted so whenever the worst
+// case (a value a byte) does not fit its column's buffer, which on a
+// caller's buffers sized exactly is every run of a batch's last records
+// (a byte a step, this was a fifth of a 3-record batch of flat records).
+inline size_t count_terminators(const uint8_t* p, const uint8_t* q) {
+  size_t m = 0;
+  for (; q - p >= 8; p += 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    m += size_t((((~w >> 7) & 0x0101010101010101ull) * 0x0101010101010101ull) >> 56);
+  }
+  for (; p < q; p++) m += *p < 0x80;
+  return m;
+}
+
 // read_varint_value is read_varint_lim for a scalar field's value, whose
 // length varies from value to value where a tag's or a length's rarely
 // does: one of up to eight bytes, with eight readable, is decoded from

@@ -347,9 +347,12 @@ func checkOffsets(offsets []int64, dataLen int) error {
 // process's memory for a batch; with blocks of an eighth, such a miss
 // costs an eighth.
 type lent struct {
-	blocks [][]byte  // every buffer below is a stretch of one of them
-	cols   []any     // per column: the typed slice ([]byte for strings)
-	offs   [][]int64 // per string column: the offsets
+	blocks [][]byte // every buffer below is a stretch of one of them
+	// cols holds per column its buffer: the typed slice is made when
+	// Column hands it out, not here (as an any, each is an allocation:
+	// made here and cut to length there, two a column a batch).
+	cols  []lentColumn
+	offs  [][]int64 // per string column: the offsets
 	parts  [][]int64
 	pin    runtime.Pinner
 	out    *C.st_output
@@ -357,6 +360,14 @@ type lent struct {
 	// keep is set once the decode is done: whether the outputs decoded in
 	// place fill enough of the block to be handed out as they are.
 	keep bool
+}
+
+// lentColumn is a column's buffer in a lent block: n elements of dtype
+// (a string column's: bytes) at p.
+type lentColumn struct {
+	p     unsafe.Pointer
+	n     int
+	dtype uint8
 }
 
 // typedSlice returns n elements of a column's dtype at p, in Go memory.
@@ -391,30 +402,6 @@ func elemSize(dtype uint8) int {
 		return 4
 	}
 	return 8
-}
-
-// shrink returns the first n elements of a slice made by typedSlice, with
-// capacity n.
-func shrink(v any, n int) any {
-	switch s := v.(type) {
-	case []bool:
-		return s[:n:n]
-	case []int32:
-		return s[:n:n]
-	case []uint32:
-		return s[:n:n]
-	case []float32:
-		return s[:n:n]
-	case []int64:
-		return s[:n:n]
-	case []uint64:
-		return s[:n:n]
-	case []float64:
-		return s[:n:n]
-	case []byte:
-		return s[:n:n]
-	}
-	return nil
 }
 
 // lendAlign is the alignment of each buffer in the block: a cache line,
@@ -502,7 +489,7 @@ func (p *Plan) lend(sized func(*C.st_lend_sizes) C.int32_t) *lent {
 	// up to a size class: the slack lets the next batch of about the same
 	// size fit in a block of this one).
 	blocks := takeBlocks(need...)
-	l := &lent{blocks: blocks, cols: make([]any, nc), offs: make([][]int64, nc), parts: make([][]int64, np), mem: mem, out: out}
+	l := &lent{blocks: blocks, cols: make([]lentColumn, nc), offs: make([][]int64, nc), parts: make([][]int64, np), mem: mem, out: out}
 	bases := make([]unsafe.Pointer, len(blocks))
 	for i, b := range blocks {
 		bases[i] = unsafe.Pointer(unsafe.SliceData(b))
@@ -511,7 +498,7 @@ func (p *Plan) lend(sized func(*C.st_lend_sizes) C.int32_t) *lent {
 	addr := func(pl place) unsafe.Pointer { return unsafe.Add(bases[pl.block], pl.at) }
 	for c, dtype := range p.dtypes {
 		ptr := addr(colAt[c])
-		l.cols[c], colData[c] = typedSlice(dtype, ptr, int(colCap[c])/elemSize(dtype)), ptr
+		l.cols[c], colData[c] = lentColumn{ptr, int(colCap[c]) / elemSize(dtype), uint8(dtype)}, ptr
 		if dtype == C.ST_STRING {
 			o := addr(offAt[c])
 			l.offs[c], offData[c] = unsafe.Slice((*int64)(o), int(offCap[c])), (*C.int64_t)(o)
@@ -545,7 +532,7 @@ func (l *lent) settle(res *Result) {
 			continue
 		}
 		used += int(res.cols[c][1])
-		if _, ok := v.([]byte); ok {
+		if v.dtype == C.ST_STRING {
 			used += 8 * (int(res.cols[c][0]) + 1)
 		}
 	}
@@ -677,9 +664,11 @@ func (r *Result) Column(c int, dtype uint8) (any, error) {
 	n, nb := int(r.cols[c][0]), int(r.cols[c][1])
 	defer runtime.KeepAlive(r)
 	if r.lent != nil && r.lent.keep && r.cols[c][2] == 1 {
-		if v := shrink(r.lent.cols[c], n); v != nil {
-			testhook.LentInPlace.Add(1)
-			return v, nil
+		if lc := r.lent.cols[c]; lc.dtype == dtype && n <= lc.n {
+			if v := typedSlice(dtype, lc.p, n); v != nil {
+				testhook.LentInPlace.Add(1)
+				return v, nil
+			}
 		}
 	}
 	r.countCopied()
@@ -751,9 +740,9 @@ func (r *Result) Strings(c int) (data []byte, offsets []int64, err error) {
 	n, nb := int(r.cols[c][0]), int(r.cols[c][1])
 	defer runtime.KeepAlive(r)
 	if r.lent != nil && r.lent.keep && r.cols[c][2] == 1 {
-		if b, ok := r.lent.cols[c].([]byte); ok && len(b) >= nb && len(r.lent.offs[c]) >= n+1 {
+		if lc := r.lent.cols[c]; lc.dtype == C.ST_STRING && lc.n >= nb && len(r.lent.offs[c]) >= n+1 {
 			testhook.LentInPlace.Add(1)
-			return b[:nb:nb], r.lent.offs[c][: n+1 : n+1], nil
+			return unsafe.Slice((*byte)(lc.p), nb), r.lent.offs[c][: n+1 : n+1], nil
 		}
 	}
 	r.countCopied()
