@@ -34,11 +34,12 @@ import (
 // records' own splits to rebase. The later chunks defer their splits
 // until the hand-over (the default), and the same decodes run with them
 // written as the walk goes; in the skewed batch the second chunk ends
-// before the first, so that it writes the splits it deferred itself.
+// before the first, so that the splits it deferred wait for the first's
+// end (adopted) and the close-up rebases none of them.
 //
-// No chunk is split here (a tail that ends before its hand-over leaves
-// its splits to the close-up): TestDecodeSplitsChunks runs the hand-over
-// with splits.
+// No chunk is split here (a tail that ends before its hand-over, not
+// deferring, leaves its splits to the close-up): TestDecodeSplitsChunks
+// runs the hand-over with splits.
 func TestDecodeHandsOverRecordSplits(t *testing.T) {
 	testhook.PoisonLentBuffers.Store(true)
 	defer testhook.PoisonLentBuffers.Store(false)
@@ -129,20 +130,28 @@ func TestDecodeHandsOverRecordSplits(t *testing.T) {
 				}
 			}
 			// A batch whose first record is most of it: the second chunk
-			// ends first, so it never takes the hand-over.
+			// ends first, so it never takes the hand-over; deferring, its
+			// splits wait for the first chunk's end (adopted).
 			sdata, soffsets := contiguous(skewed)
 			swant, err := plan.DecodeContiguous(sdata, soffsets, DecodeOptions{Threads: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			selfFilled := false
+			adopted := false
 			for _, deferring := range []bool{true, false} {
 				for try := 0; try < 20; try++ {
 					testhook.Handover(2, 4)
 					testhook.DeferSplits(deferMode(deferring))
-					f0 := native.DeferredSelfFills()
+					a0, r0 := native.DeferredAdoptions(), native.CloseUpRebasedSplits()
 					sgot, err := plan.DecodeContiguous(sdata, soffsets, DecodeOptions{Threads: threads})
-					selfFilled = selfFilled || native.DeferredSelfFills() > f0
+					if native.DeferredAdoptions() > a0 {
+						adopted = true
+						// Written based once the first chunk ended: nothing
+						// left for the close-up to rebase.
+						if r := native.CloseUpRebasedSplits() - r0; r != 0 {
+							t.Errorf("%s, a skewed batch on %d threads: the second chunk's deferred splits were adopted, yet the close-up rebased %d bytes of the records' own row splits", message, threads, r)
+						}
+					}
 					testhook.Handover(0, 0)
 					testhook.DeferSplits(0)
 					if err != nil {
@@ -154,13 +163,13 @@ func TestDecodeHandsOverRecordSplits(t *testing.T) {
 					if ok, why := sameValue(sref, structtensor.ToValue(sgot)); !ok {
 						t.Errorf("%s, a skewed batch on %d threads (deferring %v): differs from the reference: %s", message, threads, deferring, why)
 					}
-					if !deferring || selfFilled || threads != 2 {
+					if !deferring || adopted || threads != 2 {
 						break
 					}
 				}
 			}
-			if threads == 2 && !selfFilled && runtime.NumCPU() > 1 {
-				t.Errorf("%s, a skewed batch on 2 threads: the second chunk never wrote its deferred splits itself in 20 batches", message)
+			if threads == 2 && !adopted && runtime.NumCPU() > 1 {
+				t.Errorf("%s, a skewed batch on 2 threads: the second chunk never ended its walk with its splits deferred in 20 batches", message)
 			}
 		}
 	}

@@ -681,6 +681,35 @@ void Decoder::split_here(int64_t i) {
   t.split_answer.store(kSplitGiven, std::memory_order_release);
 }
 
+// adopt_pending_splits writes the records' own splits chunk d left
+// pending (Decoder::adopt_pending), now that the chunks before it are
+// settled: ends[p] (per partition) is what they hold, each of d's splits
+// counts from it. The logged ones are written final, those finish wrote
+// after them (counting from 0) rebased in place; d is then as a chunk
+// that took the hand-over at its start (based: split_base, end_splits
+// and its hand-over state say so), which the close-up does not rebase.
+void adopt_pending_splits(Decoder& d, const int64_t* ends) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<int64_t> bases(d.record_parts.size());
+  for (size_t j = 0; j < bases.size(); j++) bases[j] = ends[size_t(d.record_parts[j])];
+  d.write_deferred_splits(d.pending_upto.data(), bases.data());
+  for (size_t j = 0; j < bases.size(); j++) {
+    const size_t p = size_t(d.record_parts[j]);
+    Buf& sp = d.parts[p];
+    const size_t from = d.pending_upto[j], n = sp.len / 8;
+    if (n > from) {
+      const Piece tail{&sp, from * 8, (n - from) * 8, from * 8, bases[j]};
+      move_piece(tail, sp.p, true, nullptr, nullptr);
+    }
+    d.split_base[p] = bases[j];
+    if (sp.end_elsewhere) d.end_splits[p] += bases[j];
+  }
+  d.deferred_write_s = seconds_since(start);
+  d.adopt_pending = false;
+  d.handover.store(Decoder::kHandoverTaken, std::memory_order_release);
+  deferred_adopted.fetch_add(1, std::memory_order_relaxed);
+}
+
 // Handovers keeps, for the chunks of one batch (SplitBatch::order),
 // which have been decoded and the records' own last splits (counting
 // from the batch's start) of the leading run of decoded ones, and asks
@@ -690,9 +719,11 @@ class Handovers {
   Handovers(SplitBatch& b, size_t nparts) : b_(b), nparts_(nparts) {}
 
   // decoded is called by the thread that decoded chunk d without error.
-  // When that makes the chunks up to the next one decoded, it asks that
-  // one, if claimed (then a thread runs it), to take the hand-over, waits
-  // for the answer, and rebases the splits it wrote before it took it.
+  // When that makes the chunks up to the next one decoded, it writes the
+  // splits of those among them that ended their walk deferring them
+  // (Decoder::adopt_pending) and asks the next one, if claimed (then a
+  // thread runs it), to take the hand-over, waits for the answer, and
+  // rebases the splits it wrote before it took it.
   // decode_s is the time d's decode took, in_bytes its input: with
   // the rebase's time, they make the plan's measured rebase cost.
   void decoded(Decoder* done, double decode_s, int64_t in_bytes) {
@@ -700,10 +731,23 @@ class Handovers {
     const int64_t* base;
     bool adjacent;
     {
-      std::lock_guard<std::mutex> lock(b_.mu);
+      std::unique_lock<std::mutex> lock(b_.mu);
       done->chunk_done = true;
       if (settled_ >= b_.order.size() || b_.order[settled_] != done) return;
-      while (settled_ < b_.order.size() && b_.order[settled_]->chunk_done) settle(settled_++);
+      for (;;) {
+        while (settled_ < b_.order.size() && b_.order[settled_]->chunk_done && !b_.order[settled_]->adopt_pending) {
+          settle(settled_++);
+        }
+        if (settled_ >= b_.order.size() || !b_.order[settled_]->chunk_done) break;
+        // A chunk done with its splits pending; the chunks before it are
+        // settled, so their ends are its bases. No other thread settles
+        // meanwhile: each returns above, order[settled_] not its chunk.
+        Decoder& d = *b_.order[settled_];
+        const int64_t* ends = b_.order[settled_ - 1]->settled_ends.data();
+        lock.unlock();
+        adopt_pending_splits(d, ends);
+        lock.lock();
+      }
       if (settled_ >= b_.order.size()) return;
       next = b_.order[settled_];
       base = b_.order[settled_ - 1]->settled_ends.data();
@@ -1262,7 +1306,7 @@ int64_t st_test_splits(void) { return structtensor_engine::splits_taken.load(std
 
 void st_test_defer_splits(int32_t mode) { defer_mode.store(mode, std::memory_order_relaxed); }
 
-int64_t st_test_deferred_self_fills(void) { return deferred_self_filled.load(std::memory_order_relaxed); }
+int64_t st_test_deferred_adoptions(void) { return deferred_adopted.load(std::memory_order_relaxed); }
 
 void st_result_free(st_result* r) { delete r; }
 

@@ -15,10 +15,11 @@ namespace {
 // defer_mode is st_test_defer_splits's switch: whether decoders defer
 // their records' own splits (Decoder::defer_splits) by the rule
 // (defers_splits, 0), wherever they may (1) or never (-1), and
-// deferred_self_filled counts the decoders that deferred them and, the
-// hand-over not taken, wrote them themselves (st_test_deferred_self_fills).
+// deferred_adopted counts the decoders that deferred them and, the
+// hand-over not taken, had them written once the chunks before were
+// settled (adopt_pending_splits; st_test_deferred_adoptions).
 std::atomic<int32_t> defer_mode{0};
-std::atomic<int64_t> deferred_self_filled{0};
+std::atomic<int64_t> deferred_adopted{0};
 
 // The splitting's states, rules and request (engine_shared.h).
 using namespace structtensor_engine;
@@ -80,6 +81,12 @@ struct Decoder {
   // batch of under 4 GB (decode_batch): a log entry is two uint32s.
   bool defer_splits = false;
   bool deferring = false;
+  // adopt_pending: the walk ended deferring, the hand-over not asked (run);
+  // pending_upto, per record part, the splits the log holds (finish wrote
+  // those after them, counting from 0). Guarded by SplitBatch::mu once
+  // the decoder is done.
+  bool adopt_pending = false;
+  std::vector<size_t> pending_upto;
   struct DeferredPart {
     Buf log;           // (end, value) a fill: splits up to end - 1 are value
     int64_t last = 0;  // the last split (the leading 0 before any fill)
@@ -196,6 +203,7 @@ struct Decoder {
     record_parts.clear();
     defer_splits = false;
     deferring = false;
+    adopt_pending = false;
     handover.store(kHandoverOpen, std::memory_order_relaxed);
     walked.store(0, std::memory_order_relaxed);
     split.store(kSplitClosed, std::memory_order_relaxed);
@@ -1092,16 +1100,20 @@ struct Decoder {
           handover.store(kHandoverClosed, std::memory_order_release);
         }
       }
-      // Not taken: nobody else will write the splits this decoder
-      // deferred, counting from 0 as the close-up expects them.
+      // Not taken: the walk ended before the chunks before it did. The
+      // splits stay in the log until they have (adopt_pending): whoever
+      // settles the chunk before this one writes them based (Handovers,
+      // adopt_pending_splits), while this decoder's thread splits a chunk
+      // still walking. Written here, counting from 0, they took a pass
+      // over most of the output on wide records and the close-up another
+      // to rebase them, while the chunk before walked on: on wide sparse
+      // records in 8 MB batches on two threads, a batch in six or so
+      // whose first chunk ran slow took 65-88 ms against 35-45.
       if (deferring && code == ST_OK) {
         deferred_walk_s = seconds_since(run_start);
-        const auto walked_until = std::chrono::steady_clock::now();
-        std::vector<size_t> upto(record_parts.size());
-        for (size_t j = 0; j < record_parts.size(); j++) upto[j] = parts[size_t(record_parts[j])].len / 8;
-        write_deferred_splits(upto.data(), nullptr);
-        deferred_write_s = seconds_since(walked_until);
-        deferred_self_filled.fetch_add(1, std::memory_order_relaxed);
+        pending_upto.resize(record_parts.size());
+        for (size_t j = 0; j < record_parts.size(); j++) pending_upto[j] = parts[size_t(record_parts[j])].len / 8;
+        adopt_pending = true;
       }
       deferring = false;
     }

@@ -353,10 +353,10 @@ type lent struct {
 	// made here and cut to length there, two a column a batch).
 	cols  []lentColumn
 	offs  [][]int64 // per string column: the offsets
-	parts  [][]int64
-	pin    runtime.Pinner
-	out    *C.st_output
-	mem    unsafe.Pointer // C memory of out and its arrays
+	parts [][]int64
+	pin   runtime.Pinner
+	out   *C.st_output
+	mem   unsafe.Pointer // C memory of out and its arrays
 	// keep is set once the decode is done: whether the outputs decoded in
 	// place fill enough of the block to be handed out as they are.
 	keep bool
@@ -843,11 +843,11 @@ func Splits() int64 { return int64(C.st_test_splits()) }
 // split.
 func steal(mode int) { C.st_test_steal(C.int32_t(mode)) }
 
-// DeferredSelfFills returns how many later chunks of multi-threaded
+// DeferredAdoptions returns how many later chunks of multi-threaded
 // decodes into lent buffers, in this process, deferred the records' own
-// row splits, ended without taking the hand-over and wrote them
-// themselves.
-func DeferredSelfFills() int64 { return int64(C.st_test_deferred_self_fills()) }
+// row splits, ended their walk without taking the hand-over and had them
+// written once the chunks before them were done.
+func DeferredAdoptions() int64 { return int64(C.st_test_deferred_adoptions()) }
 
 // deferSplits makes later chunks defer the records' own row splits until
 // the hand-over where they are enough of the output (mode 0), wherever

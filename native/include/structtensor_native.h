@@ -239,10 +239,11 @@ int64_t st_test_splits(void);
  * the records' own row splits until they take it where they are a large
  * enough share of the output (mode 0, the default), wherever they may
  * (1), or never, writing them as they go (-1).
- * st_test_deferred_self_fills returns how many chunks deferred them, did
- * not take the hand-over and wrote them themselves, in this process. */
+ * st_test_deferred_adoptions returns how many chunks deferred them, ended
+ * their walk without taking the hand-over and had them written once the
+ * chunks before them were done, in this process. */
 void st_test_defer_splits(int32_t mode);
-int64_t st_test_deferred_self_fills(void);
+int64_t st_test_deferred_adoptions(void);
 
 /* Results. Sizes first, then copy into buffers the caller allocated (a
  * TensorFlow output tensor, a Go slice): chunks decoded on other threads
