@@ -75,7 +75,7 @@ struct Decoder {
   // writes none of its records' own splits: a fill of them (catch_up,
   // kRootDeferred) is logged, per record part (DeferredPart), and
   // whoever learns the base writes them all once, final
-  // (write_deferred_splits), where splits written counting from 0 were
+  // (write_deferred, engine.cc), where splits written counting from 0 were
   // written, then read and written again. Set for the chunks after the
   // first whose records' own list fields are all placed by record, in a
   // batch of under 4 GB (decode_batch): a log entry is two uint32s.
@@ -513,7 +513,7 @@ struct Decoder {
   // a field, the splits were 2.5 lines a fill, a store that misses each).
   inline void defer_fill(Buf& sp, size_t want, int64_t v) {
     // The buffer is placed by record, so exactly sized: reserve_more never
-    // grows it, but keeps the splits that write_deferred_splits writes to
+    // grows it, but keeps the splits that write_deferred_part writes to
     // within it.
     sp.reserve_more(want - sp.len);
     sp.len = want;
@@ -526,7 +526,7 @@ struct Decoder {
   }
 
   // deferred_run returns run r of a record part's deferred splits, as
-  // write_deferred_splits writes them into n: r = 0 the leading split
+  // write_deferred_part writes them into n: r = 0 the leading split
   // (base), then each logged fill (end, value), value + base; *end never
   // past n.
   static inline int64_t deferred_run(const uint32_t* log, size_t r, size_t n, int64_t base, size_t* end) {
@@ -534,41 +534,36 @@ struct Decoder {
     return r == 0 ? base : int64_t(log[2 * r - 1]) + base;
   }
 
-  // write_deferred_splits writes, for each record part j, its first
-  // upto[j] splits final, base[j] added (base null: none), from the fills
-  // logged (defer_fill) and the leading 0, and frees the logs. The splits
-  // past upto[j] are the walk's (the last logged, at upto[j], written by
-  // take_handover). Called by the thread that took the decoder's
-  // hand-over (Handovers) or, untaken, by the decoder's own.
-  void write_deferred_splits(const size_t* upto, const int64_t* base) {
-    for (size_t j = 0; j < deferred.size(); j++) {
-      int64_t* q = reinterpret_cast<int64_t*>(parts[size_t(record_parts[j])].p);
-      const uint32_t* log = reinterpret_cast<const uint32_t*>(deferred[j].log.p);
-      const size_t nlog = deferred[j].log.len / 8;
-      const int64_t b = base ? base[j] : 0;
+  // write_deferred_part writes record part j's first upto splits final,
+  // base added, from the fills logged (defer_fill) and the leading 0, and
+  // frees its log. The splits past upto are the walk's (the last logged,
+  // at upto, written by take_handover). Called, a part at a time, by the
+  // thread that took the decoder's hand-over or adopted its pending
+  // splits, and any thread helping it (engine.cc, DeferredWrite); with
+  // AVX-512 its streaming stores need a fence before they are read.
+  void write_deferred_part(size_t j, size_t upto, int64_t base) {
+    int64_t* q = reinterpret_cast<int64_t*>(parts[size_t(record_parts[j])].p);
+    const uint32_t* log = reinterpret_cast<const uint32_t*>(deferred[j].log.p);
+    const size_t nlog = deferred[j].log.len / 8;
 #if ST_X86_64
-      if (run_tier == kPackedAVX512) {
-        write_splits_avx512(q, upto[j], b, log, nlog);
-        deferred[j].log.release();
-        continue;
-      }
-#endif
-      size_t i = 0;
-      for (size_t r = 0; r <= nlog && i < upto[j]; r++) {
-        size_t end;
-        const int64_t v = deferred_run(log, r, upto[j], b, &end);
-        if (end > i) store_splits(q + i, end - i, v);
-        i = std::max(i, end);
-      }
+    if (run_tier == kPackedAVX512) {
+      write_splits_avx512(q, upto, base, log, nlog);
       deferred[j].log.release();
+      return;
     }
-#if ST_X86_64
-    _mm_sfence();  // the streaming stores before whatever follows
 #endif
+    size_t i = 0;
+    for (size_t r = 0; r <= nlog && i < upto; r++) {
+      size_t end;
+      const int64_t v = deferred_run(log, r, upto, base, &end);
+      if (end > i) store_splits(q + i, end - i, v);
+      i = std::max(i, end);
+    }
+    deferred[j].log.release();
   }
 
 #if ST_X86_64
-  // write_splits_avx512 is write_deferred_splits for one record part on
+  // write_splits_avx512 is write_deferred_part on
   // a CPU with AVX-512: splits [0, n) of q, the leading one base, then
   // each logged fill (end, value) value + base. Each 64-byte line whole
   // within [0, n) is built in a register and stored past the cache

@@ -849,6 +849,11 @@ func steal(mode int) { C.st_test_steal(C.int32_t(mode)) }
 // written once the chunks before them were done.
 func DeferredAdoptions() int64 { return int64(C.st_test_deferred_adoptions()) }
 
+// DeferredPartsHelped returns how many record parts of deferred row
+// splits, in this process, a thread other than the one writing them
+// wrote (helping, its own chunks done).
+func DeferredPartsHelped() int64 { return int64(C.st_test_deferred_parts_helped()) }
+
 // deferSplits makes later chunks defer the records' own row splits until
 // the hand-over where they are enough of the output (mode 0), wherever
 // they may (1), or never (-1).

@@ -241,9 +241,12 @@ int64_t st_test_splits(void);
  * (1), or never, writing them as they go (-1).
  * st_test_deferred_adoptions returns how many chunks deferred them, ended
  * their walk without taking the hand-over and had them written once the
- * chunks before them were done, in this process. */
+ * chunks before them were done, in this process.
+ * st_test_deferred_parts_helped returns how many record parts of such
+ * deferred splits a thread other than the one writing them wrote. */
 void st_test_defer_splits(int32_t mode);
 int64_t st_test_deferred_adoptions(void);
+int64_t st_test_deferred_parts_helped(void);
 
 /* Results. Sizes first, then copy into buffers the caller allocated (a
  * TensorFlow output tensor, a Go slice): chunks decoded on other threads
