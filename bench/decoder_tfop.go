@@ -47,6 +47,10 @@ func init() {
 	// ours-1t of this build as the anchor: run apart, the two met
 	// different spells of the host's load.
 	registerPaired("tf-op", "ours-1t", 52, "")
+	// And ours-1t-recycle >= tf-op, the op's output memory being reused
+	// from call to call by TensorFlow's allocator: ours-1t-recycle timed,
+	// tf-op the anchor.
+	registerPaired("ours-1t-recycle", "tf-op", 53, ": the Go path with its memory reused, as the op's is")
 }
 
 func prepareTFOp(e *env, ds *dataset, rebuild bool) (decodeFunc, error) {

@@ -20,8 +20,9 @@ const (
 // tf-op did not run. paired is tf-op-paired's measurement (nil when it did
 // not run): tf-op's calls alternating with ours-1t's, on which the two
 // ratios to ours-1t are judged; the runs apart are then printed for
-// reference.
-func summarizeTFOp(w io.Writer, ds string, ours, recycle, tfop, paired, s2t *measurement, s2tSkipped string, met func(bool) string) {
+// reference. recyclePaired is ours-1t-recycle-paired's, the same for
+// ours-1t-recycle (timed) beside tf-op (the anchor).
+func summarizeTFOp(w io.Writer, ds string, ours, recycle, tfop, paired, recyclePaired, s2t *measurement, s2tSkipped string, met func(bool) string) {
 	if tfop == nil {
 		return
 	}
@@ -39,10 +40,16 @@ func summarizeTFOp(w io.Writer, ds string, ours, recycle, tfop, paired, s2t *mea
 	ratios("", tfop.mbPerCPUSec()/ours.mbPerCPUSec(), tfop.mbPerCPUSec(), ours.mbPerCPUSec(), apart(paired, met))
 	// The same with the Go path's output memory reused from batch to
 	// batch, as the op's is.
+	recycled := func(how string, x, oursRate, tfopRate float64, verdict func(bool) string) {
+		fmt.Fprintf(w, "target dataset=%s ours-1t-recycle vs tf-op%s: %.0f%% (%.1f vs %.1f MB/cpu-s), goal >= 100%%: %s\n",
+			ds, how, 100*x, oursRate, tfopRate, verdict(x >= 1))
+	}
+	if recyclePaired != nil {
+		x := recyclePaired.AnchorCPUSec / recyclePaired.CPUSec
+		recycled(", calls alternating", x, recyclePaired.mbPerCPUSec(), recyclePaired.mbPerCPUSec()/x, met)
+	}
 	if recycle != nil {
-		x := recycle.mbPerCPUSec() / tfop.mbPerCPUSec()
-		fmt.Fprintf(w, "target dataset=%s ours-1t-recycle vs tf-op: %.0f%% (%.1f vs %.1f MB/cpu-s), goal >= 100%%: %s\n",
-			ds, 100*x, recycle.mbPerCPUSec(), tfop.mbPerCPUSec(), met(x >= 1))
+		recycled("", recycle.mbPerCPUSec()/tfop.mbPerCPUSec(), recycle.mbPerCPUSec(), tfop.mbPerCPUSec(), apart(recyclePaired, met))
 	}
 	if s2t == nil {
 		if s2tSkipped == "" {

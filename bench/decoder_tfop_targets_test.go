@@ -47,6 +47,13 @@ func TestSummaryTFOpTargets(t *testing.T) {
 				"tf-op vs ours-1t: 50% (50.0 vs 100.0 MB/cpu-s), goal >= 80%: for reference (judged above)"}, nil},
 		{"recycling slower", []result{m("ours-1t", 1), m("ours-1t-recycle", 2), m("tf-op", 1)},
 			[]string{"ours-1t-recycle vs tf-op: 50% (50.0 vs 100.0 MB/cpu-s), goal >= 100%: MISSED"}, nil},
+		// Recycling judged on calls alternating: ours-1t-recycle took
+		// 1 s where tf-op, beside it, took 1.1 s.
+		{"recycling paired", []result{m("ours-1t", 1), m("ours-1t-recycle", 2), m("tf-op", 1), paired("ours-1t-recycle-paired", 1, 1.1)},
+			[]string{"ours-1t-recycle vs tf-op, calls alternating: 110% (100.0 vs 90.9 MB/cpu-s), goal >= 100%: met",
+				"ours-1t-recycle vs tf-op: 50% (50.0 vs 100.0 MB/cpu-s), goal >= 100%: for reference (judged above)"}, nil},
+		{"recycling paired missed", []result{m("ours-1t", 1), m("ours-1t-recycle", 1), m("tf-op", 1), paired("ours-1t-recycle-paired", 1, 0.9)},
+			[]string{"ours-1t-recycle vs tf-op, calls alternating: 90% (100.0 vs 111.1 MB/cpu-s), goal >= 100%: MISSED"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer

@@ -155,7 +155,8 @@ func summarize(w io.Writer, results []result, skipped map[string]string) {
 			fmt.Fprintf(w, "target dataset=%s memory %s: peak RSS %.1f MB (%.1f MB before decoding), goal <= 2 x (input %.1f MB + output %.1f MB) = %.1f MB: %s\n",
 				ds, dec, rss, float64(m.BaseRSS)/1e6, in, out, limit, met(rss <= limit))
 		}
-		summarizeTFOp(w, ds, ours, get(ds, "ours-1t-recycle"), get(ds, "tf-op"), get(ds, "tf-op-paired"), get(ds, "struct2tensor"), skipped["struct2tensor"], met)
+		summarizeTFOp(w, ds, ours, get(ds, "ours-1t-recycle"), get(ds, "tf-op"), get(ds, "tf-op-paired"), get(ds, "ours-1t-recycle-paired"),
+			get(ds, "struct2tensor"), skipped["struct2tensor"], met)
 	}
 }
 
