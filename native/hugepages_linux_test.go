@@ -51,32 +51,37 @@ func vmaOf(t *testing.T, addr uintptr) (flags, anonHuge string) {
 	return flags, anonHuge
 }
 
-// TestLargeBlocksAdviseHugePages checks that a fresh block of several huge
-// pages has every huge page inside it advised (the kernel's "hg" flag on
-// its mapping) and that a small one is left alone.
-func TestLargeBlocksAdviseHugePages(t *testing.T) {
-	huge := hugePageBytes()
+// TestBlocksStartOnHugePages checks that a fresh block of a huge page or
+// more starts on a huge page of its allocation and has its huge pages
+// advised (the kernel's "hg" flag on its mapping), the last one whole;
+// that a smaller block is its allocation, unadvised; and that a placed
+// block goes through the pool and comes back at its own address.
+func TestBlocksStartOnHugePages(t *testing.T) {
+	huge := int(hugePageBytes())
 	if huge == 0 {
 		t.Skip("this system has no transparent huge pages")
 	}
 	// A probe: a system whose madvise refuses the advice (a sandbox's
 	// filter) leaves blocks as they are, which is no failure of ours.
-	if err := syscall.Madvise(hugePagesInside(make([]byte, 2*huge), huge), syscall.MADV_HUGEPAGE); err != nil {
+	probe := make([]byte, 3*huge)
+	start := roundUpTo(int(uintptr(unsafe.Pointer(&probe[0]))), huge) - int(uintptr(unsafe.Pointer(&probe[0])))
+	if err := syscall.Madvise(probe[start:start+huge], syscall.MADV_HUGEPAGE); err != nil {
 		t.Skipf("madvise(MADV_HUGEPAGE) refused here: %v", err)
 	}
-	if got := adviseHugePages(make([]byte, (hugeAdviseMinPages-1)*huge)); got != nil {
-		t.Errorf("a block of %d huge pages was advised: %d bytes", hugeAdviseMinPages-1, len(got))
+	if got := hugeSlack(hugeBlockMinPages*huge - 1); got != 0 {
+		t.Errorf("a block under %d huge pages gets %d bytes of slack", hugeBlockMinPages, got)
 	}
-	// An odd size, so the block neither starts nor ends on a huge page.
-	b := makeUncleared[byte](int(6*huge) + 12345)
-	inside := hugePagesInside(b, huge)
-	first := uintptr(unsafe.Pointer(unsafe.SliceData(inside)))
-	last := first + uintptr(len(inside)) - 1
-	if base := uintptr(unsafe.Pointer(unsafe.SliceData(b))); first%huge != 0 || uintptr(len(inside))%huge != 0 ||
-		len(inside) < 5*int(huge) || first-base >= huge || last >= base+uintptr(len(b)) {
-		t.Fatalf("huge pages inside the block at %#x of %d bytes: %d bytes at %#x", base, len(b), len(inside), first)
+	// An odd size, so the block does not end on a huge page.
+	size := 2*huge + 12345
+	alloc := makeUncleared[byte](size + hugeSlack(size))
+	b := placeBlock(alloc, size)
+	base, first := uintptr(unsafe.Pointer(&alloc[0])), uintptr(unsafe.Pointer(&b[0]))
+	last := first + uintptr(roundUpTo(size, huge)) - 1
+	if len(b) != size || cap(b) != size || first%uintptr(huge) != 0 || first < base || last >= base+uintptr(len(alloc)) {
+		t.Fatalf("block of %d bytes (cap %d) at %#x, its huge pages to %#x, in an allocation of %d bytes at %#x",
+			len(b), cap(b), first, last, len(alloc), base)
 	}
-	for _, addr := range []uintptr{first, first + huge, last} {
+	for _, addr := range []uintptr{first, first + uintptr(huge), last} {
 		flags, _ := vmaOf(t, addr)
 		if !strings.Contains(" "+flags+" ", " hg ") {
 			t.Errorf("the block's huge page at %#x is not advised: VmFlags %q", addr, flags)
@@ -92,5 +97,33 @@ func TestLargeBlocksAdviseHugePages(t *testing.T) {
 	}
 	_, anon := vmaOf(t, first)
 	t.Logf("huge pages %d bytes; the block's mapping holds AnonHugePages %s", huge, anon)
-	runtime.KeepAlive(b)
+	runtime.KeepAlive(alloc)
+
+	// Through the pool: lent, recycled by hand, lent again.
+	blockPool.drop()
+	lent := takeBlocks(size)[0]
+	at := uintptr(unsafe.Pointer(&lent[0]))
+	if at%uintptr(huge) != 0 {
+		t.Errorf("a lent block of %d bytes starts at %#x, off its huge page", len(lent), at)
+	}
+	recycleBlocks([][]byte{lent})
+	if again := takeBlocks(size)[0]; uintptr(unsafe.Pointer(&again[0])) != at || len(again) != len(lent) {
+		t.Errorf("the recycled block at %#x came back as %d bytes at %#x", at, len(again), uintptr(unsafe.Pointer(&again[0])))
+	} else {
+		recycleBlocks([][]byte{again})
+	}
+	// A block lent without a finalizer (beyond the pool's bound) and
+	// recycled: the pool does not know its allocation, so it is left to
+	// the collector; a small block is its allocation, and goes back.
+	blockPool.drop()
+	blockPool.recycle(&b[0], len(b))
+	if n := pooled(size); n != 0 {
+		t.Errorf("an unarmed placed block was pooled (%d pooled)", n)
+	}
+	small := makeUncleared[byte](huge / 2)
+	blockPool.recycle(&small[0], len(small))
+	if n := pooled(len(small)); n != 1 {
+		t.Errorf("an unarmed small block recycled: %d pooled, want 1", n)
+	}
+	blockPool.drop()
 }

@@ -2,6 +2,9 @@
 
 package native
 
-// adviseHugePages is a no-op where there is no madvise MADV_HUGEPAGE
-// (see hugepages_linux.go).
-func adviseHugePages(b []byte) []byte { return nil }
+// hugeSlack is 0 where there is no madvise MADV_HUGEPAGE (see
+// hugepages_linux.go): blocks are allocated as they are.
+func hugeSlack(size int) int { return 0 }
+
+// placeBlock returns alloc, which has no slack here, as the block.
+func placeBlock(alloc []byte, size int) []byte { return alloc[:size:size] }

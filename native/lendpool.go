@@ -26,12 +26,14 @@ import (
 // copy, a tensor lent to TensorFlow).
 //
 // So a block comes back by itself when nothing refers to it any more: a
-// finalizer is armed on its first byte while it is lent out. Any slice
-// into the block keeps the whole allocation reachable, so the finalizer
-// runs only once no output, sub-slice, Arrow buffer or pinned TensorFlow
-// tensor refers to any byte of it; it then puts the block (resurrected)
-// into the pool, and the next decode that needs a block of its size
-// class takes it instead of allocating. A pooled block has no finalizer
+// finalizer is armed on its allocation while it is lent out (on the
+// allocation's first byte, as the runtime requires: a block of a huge
+// page or more starts further in, hugepages_linux.go, and the pool keeps
+// where). Any slice into the block keeps the whole allocation reachable,
+// so the finalizer runs only once no output, sub-slice, Arrow buffer or
+// pinned TensorFlow tensor refers to any byte of it; it then puts the
+// block (resurrected) into the pool, and the next decode that needs a
+// block of its size class takes it instead of allocating. A pooled block has no finalizer
 // (Recycle, putting a block back by hand, clears it), so a block the pool
 // lets go of is collected as any garbage.
 //
@@ -90,9 +92,10 @@ type freeBlocks struct {
 	bytes int
 	// armed are the blocks lent out with a finalizer armed, by address
 	// (an address, not a pointer, which would keep the block alive; an
-	// armed block cannot be collected, so its address stays its own), and
-	// armedBytes their size.
-	armed      map[uintptr]struct{}
+	// armed block cannot be collected, so its address stays its own),
+	// each with its offset in its allocation (placeBlock); armedBytes
+	// their size.
+	armed      map[uintptr]uintptr
 	armedBytes int
 	// decodes are the bytes the last few decodes took (noteDecode).
 	decodes    [4]int
@@ -111,7 +114,9 @@ type freeBlocks struct {
 }
 
 type freeBlock struct {
-	p *byte
+	// base is the allocation the block was placed in, at off.
+	base *byte
+	off  uintptr
 	// since is the collection count when the block was put.
 	since uint64
 }
@@ -124,7 +129,7 @@ type freeBlock struct {
 func (f *freeBlocks) starved(size int) (armed int, ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.bytes > 0 || f.armedBytes+size <= f.limit() {
+	if f.bytes > 0 || f.armedBytes+allocBytes(size) <= f.limit() {
 		return 0, false
 	}
 	if f.returned == f.forcedReturned && f.decodesNoted < f.forcedAt+f.forceWait {
@@ -150,63 +155,85 @@ func (f *freeBlocks) noteForced() {
 // limit is the bound on bytes pooled plus bytes armed.
 func (f *freeBlocks) limit() int { return max(2*slices.Max(f.decodes[:]), minPoolBytes) }
 
-// get takes a free block of the class, or returns nil.
-func (f *freeBlocks) get(class int) *byte {
+// get takes a free block of the class, or returns the zero freeBlock.
+func (f *freeBlocks) get(class int) freeBlock {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	blocks := f.classes[class]
 	if len(blocks) == 0 {
-		return nil
+		return freeBlock{}
 	}
-	p := blocks[len(blocks)-1].p
+	b := blocks[len(blocks)-1]
 	blocks[len(blocks)-1] = freeBlock{}
 	f.classes[class] = blocks[:len(blocks)-1]
-	f.bytes -= classSize(class)
-	return p
+	f.bytes -= allocBytes(classSize(class))
+	return b
 }
 
-// arm arms the finalizer of the block of size bytes at p, about to be
-// lent out, if the bound leaves room for it to come back.
-func (f *freeBlocks) arm(p *byte, size int) {
+// arm arms the finalizer of the block of size bytes at off in the
+// allocation at base, about to be lent out, if the bound leaves room for
+// it to come back. The finalizer goes on the allocation (the runtime
+// takes nothing else), which any slice of the block keeps reachable.
+func (f *freeBlocks) arm(base *byte, off uintptr, size int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.bytes+f.armedBytes+size > f.limit() {
+	if f.bytes+f.armedBytes+allocBytes(size) > f.limit() {
 		return
 	}
 	if f.armed == nil {
-		f.armed = map[uintptr]struct{}{}
+		f.armed = map[uintptr]uintptr{}
 	}
-	f.armed[uintptr(unsafe.Pointer(p))] = struct{}{}
-	f.armedBytes += size
-	runtime.SetFinalizer(p, func(p *byte) { f.put(p, size, false) })
+	f.armed[uintptr(unsafe.Pointer(base))+off] = off
+	f.armedBytes += allocBytes(size)
+	runtime.SetFinalizer(base, func(base *byte) { f.put(base, off, size) })
 }
 
-// put adds the free block of size bytes at p to the pool, unless the
-// pool is full (the block is then left to the collector). byHand tells a
-// block Recycle hands back, whose finalizer may still be armed, from one
-// whose finalizer is running.
-func (f *freeBlocks) put(p *byte, size int, byHand bool) {
+// recycle puts back the block p of size bytes that Recycle hands back,
+// its finalizer disarmed. A block lent without one (beyond the bound)
+// goes back only if it is its allocation's start: the pool has no record
+// of where a block placed further in (placeBlock) was allocated, and the
+// finalizer of its next lending needs that.
+func (f *freeBlocks) recycle(p *byte, size int) {
+	if _, want := blockClass(size); want != size {
+		return // not a block of ours
+	}
+	f.mu.Lock()
+	addr := uintptr(unsafe.Pointer(p))
+	off, ok := f.armed[addr]
+	base := (*byte)(unsafe.Add(unsafe.Pointer(p), -int(off)))
+	if ok {
+		runtime.SetFinalizer(base, nil)
+		delete(f.armed, addr)
+		f.armedBytes -= allocBytes(size)
+	} else if hugeSlack(size) > 0 {
+		f.mu.Unlock()
+		return
+	}
+	f.mu.Unlock()
+	f.put(base, off, size)
+}
+
+// put adds the free block of size bytes at off in the allocation at base
+// to the pool, unless the pool is full (the block is then left to the
+// collector). A block still armed is one whose finalizer is running.
+func (f *freeBlocks) put(base *byte, off uintptr, size int) {
 	class, want := blockClass(size)
 	if want != size {
 		return // not a block of ours
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	addr := uintptr(unsafe.Pointer(p))
+	addr := uintptr(unsafe.Pointer(base)) + off
 	if _, ok := f.armed[addr]; ok {
-		if byHand {
-			runtime.SetFinalizer(p, nil)
-		} else {
-			f.returned++
-		}
+		f.returned++
 		delete(f.armed, addr)
-		f.armedBytes -= size
+		f.armedBytes -= allocBytes(size)
 	}
-	if f.bytes+f.armedBytes+size > f.limit() {
+	if f.bytes+f.armedBytes+allocBytes(size) > f.limit() {
 		return
 	}
-	f.bytes += size
-	f.classes[class] = append(f.classes[class], freeBlock{p, f.collections})
+	f.bytes += allocBytes(size)
+	f.classes[class] = append(f.classes[class], freeBlock{base, off, f.collections})
 	if !f.counting {
 		f.counting = true
 		f.armSentinel()
@@ -299,7 +326,7 @@ func (f *freeBlocks) collected() {
 			if f.collections-b.since < 2 {
 				kept = append(kept, b)
 			} else {
-				f.bytes -= classSize(c)
+				f.bytes -= allocBytes(classSize(c))
 			}
 		}
 		clear(blocks[len(kept):])
@@ -323,6 +350,15 @@ func blockClass(n int) (class, size int) {
 	return 4*e + q - 5, q << (e - 3)
 }
 
+// allocBytes is what the pool counts of a block of size bytes: the
+// memory it holds once written, its huge pages whole (placeBlock).
+func allocBytes(size int) int {
+	if hugeSlack(size) == 0 {
+		return size
+	}
+	return roundUpTo(size, int(hugePageBytes()))
+}
+
 // classSize is the length of the blocks of a size class, as blockClass
 // gives it.
 func classSize(class int) int { return (class&3 + 5) << (class>>2 - 3) }
@@ -334,7 +370,7 @@ func takeBlocks(need ...int) [][]byte {
 	total := 0
 	for _, n := range need {
 		_, size := blockClass(n + 1)
-		total += size
+		total += allocBytes(size)
 	}
 	blockPool.noteDecode(total)
 	blocks := make([][]byte, len(need))
@@ -352,21 +388,23 @@ func takeBlocks(need ...int) [][]byte {
 // collector would keep that object alive by them).
 func takeBlock(n int) []byte {
 	class, size := blockClass(n + 1)
-	var b []byte
-	p := blockPool.get(class)
-	if p == nil {
+	fb := blockPool.get(class)
+	if fb.base == nil {
 		if armed, ok := blockPool.starved(size); ok && collectForBlocks(armed) {
-			p = blockPool.get(class)
+			fb = blockPool.get(class)
 		}
 	}
-	if p != nil {
-		b = unsafe.Slice(p, size)
+	var b []byte
+	if fb.base != nil {
+		b = unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(fb.base), fb.off)), size)
 		testhook.LentFromPool.Add(1)
-		poison(b)
 	} else {
-		b = makeUncleared[byte](size)
+		alloc := makeUncleared[byte](size + hugeSlack(size))
+		b = placeBlock(alloc, size)
+		fb = freeBlock{base: unsafe.SliceData(alloc), off: uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(alloc)))}
 	}
-	blockPool.arm(unsafe.SliceData(b), size)
+	poison(b)
+	blockPool.arm(fb.base, fb.off, size)
 	return b
 }
 
@@ -375,7 +413,7 @@ func takeBlock(n int) []byte {
 func recycleBlocks(blocks [][]byte) {
 	for _, b := range blocks {
 		if len(b) > 0 {
-			blockPool.put(unsafe.SliceData(b), len(b), true)
+			blockPool.recycle(unsafe.SliceData(b), len(b))
 		}
 	}
 }

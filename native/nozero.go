@@ -26,10 +26,7 @@ func makeUncleared[T bool | int32 | uint32 | float32 | int64 | uint64 | float64 
 	}
 	var zero T
 	size := uintptr(n) * unsafe.Sizeof(zero)
-	p := mallocgc(size, nil, false)
-	adviseHugePages(unsafe.Slice((*byte)(p), size)) // before any write faults a page in
-	poison(unsafe.Slice((*byte)(p), size))
-	return unsafe.Slice((*T)(p), n)
+	return unsafe.Slice((*T)(mallocgc(size, nil, false)), n)
 }
 
 // poison fills b with 0xA5 when the test hook asks for it: memory lent to
