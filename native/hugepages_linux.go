@@ -59,6 +59,9 @@ import (
 // placed on them.
 const hugeBlockMinPages = 1
 
+// maxPlacedHugePage is the largest huge page blocks are placed on.
+const maxPlacedHugePage = 2 << 20
+
 // hugePageBytes is the size of the system's transparent huge pages, or 0
 // when it has none (no such file, or the setting is "never").
 var hugePageBytes = sync.OnceValue(func() uintptr {
@@ -80,10 +83,13 @@ var hugePageBytes = sync.OnceValue(func() uintptr {
 // hugeSlack is how many bytes more than size a fresh block of size bytes
 // is allocated with, so that placeBlock can start it on a huge page and
 // advise its huge pages, the last one whole: 0 for blocks under
-// hugeBlockMinPages huge pages, or when the system has none.
+// hugeBlockMinPages huge pages, or when the system has none, or huge
+// pages larger than maxPlacedHugePage (arm64 with 64 KiB pages has 512
+// MiB ones: a block's slack and its last page whole would be that much
+// memory).
 func hugeSlack(size int) int {
 	huge := int(hugePageBytes())
-	if huge == 0 || size < hugeBlockMinPages*huge {
+	if huge == 0 || huge > maxPlacedHugePage || size < hugeBlockMinPages*huge {
 		return 0
 	}
 	return roundUpTo(size, huge) - size + huge
