@@ -563,9 +563,9 @@ struct Decoder {
   }
 
 #if ST_X86_64
-  // write_splits_avx512 is write_deferred_part on
-  // a CPU with AVX-512: splits [0, n) of q, the leading one base, then
-  // each logged fill (end, value) value + base. Each 64-byte line whole
+  // write_splits_avx512 is write_deferred_part on a CPU with AVX-512:
+  // splits [0, n) of q, the leading one base, then each logged fill
+  // (end, value) value + base. Each 64-byte line whole
   // within [0, n) is built in a register and stored past the cache
   // (streaming store) once complete: a store that misses the cache reads
   // its line in first, which splits written once and not read again need

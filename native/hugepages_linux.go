@@ -95,20 +95,29 @@ func hugeSlack(size int) int {
 	return roundUpTo(size, huge) - size + huge
 }
 
-// placeBlock returns the block of size bytes inside alloc, a fresh
-// allocation of size+hugeSlack(size) bytes: its start when there is no
-// slack, else from its first huge page, the block's huge pages advised.
-func placeBlock(alloc []byte, size int) []byte {
+// placeBlock returns where in alloc, a fresh allocation of
+// size+hugeSlack(size) bytes, the block of size bytes starts: at 0 when
+// there is no slack, else at its first huge page, the block's huge pages
+// advised.
+func placeBlock(alloc []byte, size int) int {
 	if len(alloc) == size {
-		return alloc[:size:size]
+		return 0
 	}
 	huge := hugePageBytes()
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(alloc)))
 	off := int((base+huge-1)&^(huge-1) - base)
-	span := alloc[off : off+roundUpTo(size, int(huge))]
 	// An old kernel without the advice: the block works as it is.
-	_ = syscall.Madvise(span, syscall.MADV_HUGEPAGE)
-	return span[:size:size]
+	_ = syscall.Madvise(alloc[off:off+roundUpTo(size, int(huge))], syscall.MADV_HUGEPAGE)
+	return off
+}
+
+// allocBytes is what the pool counts of a block of size bytes: the
+// memory it holds once written, its huge pages whole (placeBlock).
+func allocBytes(size int) int {
+	if hugeSlack(size) == 0 {
+		return size
+	}
+	return roundUpTo(size, int(hugePageBytes()))
 }
 
 // roundUpTo rounds n up to a multiple of m, a power of two.

@@ -80,7 +80,8 @@ func TestBlocksStartOnHugePages(t *testing.T) {
 	// An odd size, so the block does not end on a huge page.
 	size := 2*huge + 12345
 	alloc := makeUncleared[byte](size + hugeSlack(size))
-	b := placeBlock(alloc, size)
+	off := placeBlock(alloc, size)
+	b := alloc[off : off+size : off+size]
 	base, first := uintptr(unsafe.Pointer(&alloc[0])), uintptr(unsafe.Pointer(&b[0]))
 	last := first + uintptr(roundUpTo(size, huge)) - 1
 	if len(b) != size || cap(b) != size || first%uintptr(huge) != 0 || first < base || last >= base+uintptr(len(alloc)) {

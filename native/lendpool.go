@@ -33,9 +33,9 @@ import (
 // so the finalizer runs only once no output, sub-slice, Arrow buffer or
 // pinned TensorFlow tensor refers to any byte of it; it then puts the
 // block (resurrected) into the pool, and the next decode that needs a
-// block of its size class takes it instead of allocating. A pooled block has no finalizer
-// (Recycle, putting a block back by hand, clears it), so a block the pool
-// lets go of is collected as any garbage.
+// block of its size class takes it instead of allocating. A pooled block
+// has no finalizer (Recycle, putting a block back by hand, clears it), so
+// a block the pool lets go of is collected as any garbage.
 //
 // The pool is bounded, in what it holds and in what may come back to it:
 // the bytes pooled plus the bytes lent out with a finalizer armed stay
@@ -121,6 +121,11 @@ type freeBlock struct {
 	since uint64
 }
 
+// block returns the block of size bytes.
+func (b freeBlock) block(size int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(b.base), b.off)), size)
+}
+
 // starved tells whether a decode that needs a block of size bytes and
 // found none in the pool should run a collection to get one back
 // (collectForBlocks), and returns the bytes armed: the pool is empty,
@@ -194,23 +199,26 @@ func (f *freeBlocks) arm(base *byte, off uintptr, size int) {
 // of where a block placed further in (placeBlock) was allocated, and the
 // finalizer of its next lending needs that.
 func (f *freeBlocks) recycle(p *byte, size int) {
-	if _, want := blockClass(size); want != size {
-		return // not a block of ours
-	}
 	f.mu.Lock()
-	addr := uintptr(unsafe.Pointer(p))
-	off, ok := f.armed[addr]
+	off, armed := f.unarm(uintptr(unsafe.Pointer(p)), size)
 	base := (*byte)(unsafe.Add(unsafe.Pointer(p), -int(off)))
-	if ok {
+	if armed {
 		runtime.SetFinalizer(base, nil)
-		delete(f.armed, addr)
-		f.armedBytes -= allocBytes(size)
-	} else if hugeSlack(size) > 0 {
-		f.mu.Unlock()
-		return
 	}
 	f.mu.Unlock()
-	f.put(base, off, size)
+	if armed || hugeSlack(size) == 0 {
+		f.put(base, off, size)
+	}
+}
+
+// unarm forgets the armed block at addr of size bytes (under mu) and
+// returns its offset in its allocation, or false when it was not armed.
+func (f *freeBlocks) unarm(addr uintptr, size int) (off uintptr, ok bool) {
+	if off, ok = f.armed[addr]; ok {
+		delete(f.armed, addr)
+		f.armedBytes -= allocBytes(size)
+	}
+	return off, ok
 }
 
 // put adds the free block of size bytes at off in the allocation at base
@@ -223,11 +231,8 @@ func (f *freeBlocks) put(base *byte, off uintptr, size int) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	addr := uintptr(unsafe.Pointer(base)) + off
-	if _, ok := f.armed[addr]; ok {
+	if _, ok := f.unarm(uintptr(unsafe.Pointer(base))+off, size); ok {
 		f.returned++
-		delete(f.armed, addr)
-		f.armedBytes -= allocBytes(size)
 	}
 	if f.bytes+f.armedBytes+allocBytes(size) > f.limit() {
 		return
@@ -350,15 +355,6 @@ func blockClass(n int) (class, size int) {
 	return 4*e + q - 5, q << (e - 3)
 }
 
-// allocBytes is what the pool counts of a block of size bytes: the
-// memory it holds once written, its huge pages whole (placeBlock).
-func allocBytes(size int) int {
-	if hugeSlack(size) == 0 {
-		return size
-	}
-	return roundUpTo(size, int(hugePageBytes()))
-}
-
 // classSize is the length of the blocks of a size class, as blockClass
 // gives it.
 func classSize(class int) int { return (class&3 + 5) << (class>>2 - 3) }
@@ -394,15 +390,13 @@ func takeBlock(n int) []byte {
 			fb = blockPool.get(class)
 		}
 	}
-	var b []byte
 	if fb.base != nil {
-		b = unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(fb.base), fb.off)), size)
 		testhook.LentFromPool.Add(1)
 	} else {
 		alloc := makeUncleared[byte](size + hugeSlack(size))
-		b = placeBlock(alloc, size)
-		fb = freeBlock{base: unsafe.SliceData(alloc), off: uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(alloc)))}
+		fb = freeBlock{base: unsafe.SliceData(alloc), off: uintptr(placeBlock(alloc, size))}
 	}
+	b := fb.block(size)
 	poison(b)
 	blockPool.arm(fb.base, fb.off, size)
 	return b
