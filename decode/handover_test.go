@@ -428,11 +428,11 @@ func TestHandOverStopsAtABadRecord(t *testing.T) {
 				// be reached in the based walk, after a hand-over: whether
 				// the first thread is done in time is up to the scheduler
 				// (under the load of a CI run it was not, once), so the
-				// decode is repeated, up to 20 times, until one was taken;
+				// decode is repeated, up to 60 times, until one was taken;
 				// every decode must report the record.
 				tries := 1
 				if threads == 2 && at == len(good)-3 && runtime.NumCPU() > 1 {
-					tries = 20
+					tries = 60
 				}
 				taken := false
 				for try := 0; try < tries && !taken; try++ {
