@@ -10,8 +10,10 @@
 #ifndef STRUCTTENSOR_NATIVE_ENGINE_SHARED_H_
 #define STRUCTTENSOR_NATIVE_ENGINE_SHARED_H_
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -51,6 +53,17 @@ constexpr int64_t kMinSplitBytes = int64_t(64) << 10;
 // first chunk's walk slowed down until the batch's first split
 // (slow_walk), 3 the same with the last chunk's.
 int32_t split_mode();
+
+// lend_room is the room to lend an output whose last batch, scaled to
+// this one, holds scaled things of unit size each (a string's bytes, on
+// average; 1 for counted elements), on chunks chunks, at most bound: the
+// policy engine_sizing.h explains (1/32, three square roots of the count
+// per chunk, and 16 more), which the feature decoder's guesses
+// (example.cc) share.
+inline int64_t lend_room(double scaled, double unit, int64_t chunks, int64_t bound) {
+  const double spread = 3 * std::sqrt(scaled * unit * double(std::max<int64_t>(chunks, 1)));
+  return std::min(int64_t(scaled + scaled / 32 + spread) + 16, bound);
+}
 
 // split_point returns the record where a chunk at record i, ending at hi,
 // splits (half its bytes left each side) in a batch whose records'

@@ -80,9 +80,7 @@ void fill_lend_sizes(const std::vector<uint8_t>& dtypes, const BatchSizes& last,
   // unit is the size of one counted thing (a string's bytes, on average)
   // in the units of prev: the spread is that of the count.
   auto scale = [&](int64_t prev, int64_t bound, double unit = 1) {
-    const double s = double(prev) * ratio;
-    const double spread = 3 * std::sqrt(s * unit * double(std::max<int64_t>(chunks, 1)));
-    return std::min(int64_t(s + s / 32 + spread) + 16, bound);
+    return structtensor_engine::lend_room(double(prev) * ratio, unit, chunks, bound);
   };
   for (size_t c = 0; c < dtypes.size(); c++) {
     if (dtypes[c] == ST_STRING) {

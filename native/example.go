@@ -10,6 +10,8 @@ import (
 	"context"
 	"runtime"
 	"unsafe"
+
+	"github.com/structtensor/structtensor-go/internal/testhook"
 )
 
 // Error codes of the feature decoder (ST_ERR_FEATURE_* in
@@ -109,6 +111,11 @@ func (p *ExamplePlan) DecodeContiguous(ctx context.Context, data []byte, offsets
 	flag, stop := watch(ctx)
 	defer stop()
 	opts := C.st_options{threads: C.int32_t(o.Threads), cancel: (*C.int32_t)(flag)}
+	if o.Threads == 1 {
+		if out, block, ok, err := p.decodeInto(dp, data, offsets, dtypes, &opts); ok {
+			return out, block, err
+		}
+	}
 	var cerr C.st_error
 	r := C.st_example_decode_contiguous(p.p, dp, C.size_t(len(data)), (*C.int64_t)(unsafe.Pointer(&offsets[0])),
 		C.int64_t(len(offsets)-1), &opts, &cerr)
@@ -118,6 +125,54 @@ func (p *ExamplePlan) DecodeContiguous(ctx context.Context, data []byte, offsets
 	defer C.st_example_result_free(r)
 	defer runtime.KeepAlive(p)
 	return p.copyResult(r, dtypes, o.Threads)
+}
+
+// decodeInto decodes the records on one thread straight into one block
+// laid out by the engine's guess from the plan's last batch
+// (st_example_lend_sizes), each stretch of records' outputs copied there
+// while still in cache (st_example_decode_contiguous_into). ok is false,
+// and nothing done, when the engine has no guess for the batch. A guess
+// too small for an output costs the batch a decode the usual way, whose
+// result is copied out as copyResult does: the output never depends on
+// the guess. The engine checks data and offsets.
+func (p *ExamplePlan) decodeInto(dp *C.uint8_t, data []byte, offsets []int64, dtypes []uint8, opts *C.st_options) (out []SlotOutput, block []byte, ok bool, err error) {
+	ns := len(dtypes)
+	if ns == 0 {
+		return nil, nil, false, nil
+	}
+	room := make([]int64, 4*ns)
+	if C.st_example_lend_sizes(p.p, C.int64_t(len(data)), C.int64_t(len(offsets)-1), (*C.int64_t)(unsafe.Pointer(&room[0])), C.size_t(len(room))) != 1 {
+		return nil, nil, false, nil
+	}
+	at := make([]int64, 4*ns)
+	total := 0
+	for i, b := range room {
+		at[i] = int64(total)
+		total += (int(b) + exampleAlign - 1) &^ (exampleAlign - 1)
+	}
+	block = takeBlocks(total)[0]
+	sizes := make([]int64, 4*ns)
+	var rest *C.st_example_result
+	var cerr C.st_error
+	// block is a cgo argument, pinned for the call; at, room and sizes
+	// too. The engine keeps no reference to any after it.
+	code := C.st_example_decode_contiguous_into(p.p, dp, C.size_t(len(data)), (*C.int64_t)(unsafe.Pointer(&offsets[0])),
+		C.int64_t(len(offsets)-1), opts, unsafe.Pointer(unsafe.SliceData(block)), C.size_t(len(block)),
+		(*C.int64_t)(unsafe.Pointer(&at[0])), (*C.int64_t)(unsafe.Pointer(&room[0])), C.size_t(len(at)),
+		(*C.int64_t)(unsafe.Pointer(&sizes[0])), C.size_t(len(sizes)), &rest, &cerr)
+	runtime.KeepAlive(p)
+	if code != 0 || rest != nil {
+		recycleBlocks([][]byte{block})
+		if code != 0 {
+			return nil, nil, true, toError(&cerr)
+		}
+		defer C.st_example_result_free(rest)
+		testhook.ExampleIntoFallbacks.Add(1)
+		out, block, err = p.copyResult(rest, dtypes, 1)
+		return out, block, true, err
+	}
+	testhook.ExampleInto.Add(1)
+	return slotOutputs(unsafe.Pointer(unsafe.SliceData(block)), dtypes, sizes, at), block, true, nil
 }
 
 // copyResult copies every slot of r into Go memory: one block, recycled
@@ -172,6 +227,13 @@ func (p *ExamplePlan) copyResult(r *C.st_example_result, dtypes []uint8, threads
 			return nil, nil, fail(c)
 		}
 	}
+	return slotOutputs(base, dtypes, sizes, at), block, nil
+}
+
+// slotOutputs slices the outputs of the slots of dtypes out of the block
+// at base: sizes as st_example_result_layout gives them, each output at
+// its byte offset in at.
+func slotOutputs(base unsafe.Pointer, dtypes []uint8, sizes, at []int64) []SlotOutput {
 	out := make([]SlotOutput, len(dtypes))
 	for s, dt := range dtypes {
 		o := &out[s]
@@ -191,13 +253,17 @@ func (p *ExamplePlan) copyResult(r *C.st_example_result, dtypes []uint8, threads
 			}
 		}
 	}
-	return out, block, nil
+	return out
 }
 
 // ExampleSharedCopies returns how many copy-outs of feature decodes were
 // shared among several threads in this process: for tests of the
 // copy-out that runs on the engine's threads.
 func ExampleSharedCopies() int64 { return int64(C.st_test_example_shared_copies()) }
+
+func init() {
+	testhook.ExampleStretchBytes = func(bytes int64) int64 { return int64(C.st_test_example_stream_bytes(C.int64_t(bytes))) }
+}
 
 // copyInto decodes the records of data at offsets on one thread and
 // copies the result with st_example_result_copy_into into block at the

@@ -23,6 +23,18 @@ var LentInPlace, LentCopied atomic.Int64
 // huge ones.
 var LendBlockBytes atomic.Int64
 
+// ExampleInto and ExampleIntoFallbacks count, process-wide, the feature
+// decodes (package native) that went straight into a block laid out by
+// the plan's guess, and those whose guess was too small, decoded again
+// the usual way.
+var ExampleInto, ExampleIntoFallbacks atomic.Int64
+
+// ExampleStretchBytes, set by package native, sets the records' bytes per
+// stretch of a feature decode straight into a block (when bytes > 0),
+// which is also the least batch decoded so, and returns the setting
+// before: tests make small batches take that path.
+var ExampleStretchBytes func(bytes int64) int64
+
 // LentFromPool counts, process-wide, the blocks package native lent
 // again from its pool of blocks that came back (by Recycle, or by
 // themselves once nothing referred to them) instead of allocating.

@@ -91,9 +91,40 @@ int32_t st_example_result_layout(const st_example_result* r, int64_t* sizes, siz
 int32_t st_example_result_copy_into(const st_example_result* r, void* block, size_t block_bytes, const int64_t* at,
                                     size_t at_len, int32_t threads);
 
+/* Sets cap (cap_len >= 4 * slots) to the room in bytes to give each
+ * output of a batch of in_bytes bytes in n records decoded with
+ * st_example_decode_contiguous_into (0 for outputs the slot does not
+ * have), guessed from the plan's last batch, and returns 1; returns 0
+ * when there is no guess (no last batch) or the batch is too small to
+ * gain from it. */
+int32_t st_example_lend_sizes(const st_example_plan* plan, int64_t in_bytes, int64_t n, int64_t* cap, size_t cap_len);
+/* Decodes records as st_example_decode_contiguous does, on one thread,
+ * straight into block (block_bytes): slot s's values at byte offset
+ * at[4s] with room for cap[4s] bytes, its string offsets (string slots)
+ * at at[4s+1], its row splits at levels 0 and 1 at at[4s+2] and at[4s+3]
+ * (each 8-byte aligned; outputs the slot does not have are ignored),
+ * each output's part copied there as soon as the stretch of records
+ * that wrote it is decoded. On success, returns ST_OK with *rest NULL
+ * and sizes (sizes_len >= 4 * slots) set as st_example_result_layout
+ * sets them: the outputs are in block. If an output outgrows its room,
+ * the block's contents are undefined and the batch is decoded the usual
+ * way: ST_OK with *rest that result (to copy out, then free). Otherwise
+ * returns the error code, with err set. The engine keeps no reference to
+ * block, at, cap or sizes after the call. */
+int32_t st_example_decode_contiguous_into(const st_example_plan* plan, const uint8_t* data, size_t data_len,
+                                          const int64_t* offsets, int64_t n, const st_options* opts, void* block,
+                                          size_t block_bytes, const int64_t* at, const int64_t* cap, size_t at_len,
+                                          int64_t* sizes, size_t sizes_len, st_example_result** rest, st_error* err);
+
 /* For tests: how many copy-outs (st_example_result_copy_into) were
  * shared among several threads in this process. */
 int64_t st_test_example_shared_copies(void);
+/* For tests: sets the records' bytes per stretch of
+ * st_example_decode_contiguous_into if bytes > 0; returns the setting
+ * before. */
+int64_t st_test_example_stream_bytes(int64_t bytes);
+/* For tests: how many decodes into a block found it too small. */
+int64_t st_test_example_stream_fallbacks(void);
 
 #ifdef __cplusplus
 }
