@@ -7,18 +7,37 @@ import (
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
-// TestExampleDecodesIntoItsGuess checks the one-thread feature decode
-// straight into a block laid out from the plan's last batch, in
-// stretches of records copied there as they are decoded (native's
+// usualExamplePath makes the test's feature decodes take the usual path
+// (a chunk per thread, copied out after): no batch is then large enough
+// to go straight into a block.
+func usualExamplePath(t *testing.T) {
+	testhook.ExampleStretchBytes(1 << 40)
+	t.Cleanup(func() { testhook.ExampleStretchBytes(0) })
+}
+
+// usualExampleDecode decodes batch on two threads the usual way (a chunk
+// each, copied out after), as no batch is large enough to go straight
+// into a block, and puts back the stretch of stretchBytes.
+func usualExampleDecode(plan *ExamplePlan, batch [][]byte, stretchBytes int64) (*structtensor.StructTensor, error) {
+	testhook.ExampleStretchBytes(1 << 40)
+	defer testhook.ExampleStretchBytes(stretchBytes)
+	return plan.Decode(batch, DecodeOptions{Threads: 2})
+}
+
+// TestExampleDecodesIntoItsGuess checks the feature decode straight into
+// a block laid out from the plan's last batch, in stretches of records
+// copied there as they are decoded (native's
 // st_example_decode_contiguous_into), with stretches of a few hundred
 // bytes so that every batch here has dozens: batches of random specs and
-// records (Example and SequenceExample) decode to what the usual decode
-// on two threads gives, errors included, whether the guess held (the
-// block) or was too small (the batch decoded again the usual way); the
-// lent block is poisoned first, so an element the stretches failed to
-// write shows. Both ways must have been taken.
+// records (Example and SequenceExample) decode on one and on two threads
+// to what the usual decode gives, errors included, whether the guess
+// held (the block) or was too small (the batch decoded again the usual
+// way); the lent block is poisoned first, so an element the stretches
+// failed to write shows. Both ways must have been taken.
 func TestExampleDecodesIntoItsGuess(t *testing.T) {
-	defer testhook.ExampleStretchBytes(testhook.ExampleStretchBytes(300))
+	const stretch = 300
+	testhook.ExampleStretchBytes(stretch)
+	defer testhook.ExampleStretchBytes(0)
 	testhook.PoisonLentBuffers.Store(true)
 	defer testhook.PoisonLentBuffers.Store(false)
 	into, fallbacks := testhook.ExampleInto.Load(), testhook.ExampleIntoFallbacks.Load()
@@ -34,8 +53,8 @@ func TestExampleDecodesIntoItsGuess(t *testing.T) {
 			}
 			// Three batches: the records over and over; the longest
 			// records only, whose outputs per byte and per record differ
-			// from the first's; the first again. Each after the one
-			// before, so each is guessed from another.
+			// from the first's; the first again. Each is guessed from the
+			// one before.
 			var all, longest [][]byte
 			long := 0
 			for _, r := range c.records {
@@ -51,17 +70,23 @@ func TestExampleDecodesIntoItsGuess(t *testing.T) {
 				}
 			}
 			for i, batch := range [][][]byte{all, longest, all} {
-				got, err := plan.Decode(batch, DecodeOptions{Threads: 1})
-				want, wantErr := plan.Decode(batch, DecodeOptions{Threads: 2})
-				if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
-					t.Fatalf("sequence %v, batch %d: error %v, the usual decode's %v", sequence, i, err, wantErr)
+				one, errOne := plan.Decode(batch, DecodeOptions{Threads: 1})
+				two, errTwo := plan.Decode(batch, DecodeOptions{Threads: 2})
+				want, wantErr := usualExampleDecode(plan, batch, stretch)
+				for threads, got := range map[int]struct {
+					st  *structtensor.StructTensor
+					err error
+				}{1: {one, errOne}, 2: {two, errTwo}} {
+					if (got.err == nil) != (wantErr == nil) || (got.err != nil && got.err.Error() != wantErr.Error()) {
+						t.Fatalf("sequence %v, batch %d, %d threads: error %v, the usual decode's %v", sequence, i, threads, got.err, wantErr)
+					}
+					if got.err == nil && !structtensor.Equal(got.st, want) {
+						t.Fatalf("sequence %v, batch %d, %d threads: the decode into the block differs from the usual one", sequence, i, threads)
+					}
 				}
-				if err == nil && !structtensor.Equal(got, want) {
-					t.Fatalf("sequence %v, batch %d: the decode into the block differs from the usual one", sequence, i)
-				}
-				// The usual decode sets the guess for the next batch;
-				// decode on one thread again so that the next one is
-				// guessed from this one's own decode into the block.
+				// The usual decode set the guess for the next batch;
+				// decode again so that it is guessed from a decode into
+				// the block.
 				if _, err := plan.Decode(batch, DecodeOptions{Threads: 1}); (err == nil) != (wantErr == nil) {
 					t.Fatalf("sequence %v, batch %d: error %v the second time", sequence, i, err)
 				}
@@ -80,7 +105,9 @@ func TestExampleDecodesIntoItsGuess(t *testing.T) {
 // batch decoded into a block is reported as the usual decode reports it
 // (its index in the batch), and that the next batch decodes whole.
 func TestExampleIntoStopsAtABadRecord(t *testing.T) {
-	defer testhook.ExampleStretchBytes(testhook.ExampleStretchBytes(300))
+	const stretch = 300
+	testhook.ExampleStretchBytes(stretch)
+	defer testhook.ExampleStretchBytes(0)
 	c := genExampleCases(5, 1, false)[0]
 	plan, err := CompileExample(c.Spec)
 	if err != nil {
@@ -96,10 +123,12 @@ func TestExampleIntoStopsAtABadRecord(t *testing.T) {
 	bad := append([][]byte(nil), recs...)
 	bad[3001] = []byte{0x0a, 0x05, 0x0a} // features: a length past the record
 	into := testhook.ExampleInto.Load()
-	_, err = plan.Decode(bad, DecodeOptions{Threads: 1})
-	_, want := plan.Decode(bad, DecodeOptions{Threads: 2})
-	if err == nil || want == nil || err.Error() != want.Error() {
-		t.Fatalf("error %v, the usual decode's %v", err, want)
+	_, want := usualExampleDecode(plan, bad, stretch)
+	for _, threads := range []int{1, 2} {
+		_, err = plan.Decode(bad, DecodeOptions{Threads: threads})
+		if err == nil || want == nil || err.Error() != want.Error() {
+			t.Fatalf("%d threads: error %v, the usual decode's %v", threads, err, want)
+		}
 	}
 	got, err := plan.Decode(recs, DecodeOptions{Threads: 1})
 	if err != nil {
@@ -108,7 +137,7 @@ func TestExampleIntoStopsAtABadRecord(t *testing.T) {
 	if testhook.ExampleInto.Load() == into {
 		t.Fatal("no decode went into its guessed block")
 	}
-	if want, _ := plan.Decode(recs, DecodeOptions{Threads: 2}); !structtensor.Equal(got, want) {
+	if want, _ := usualExampleDecode(plan, recs, stretch); !structtensor.Equal(got, want) {
 		t.Fatal("the batch after the bad one decodes wrong")
 	}
 }

@@ -250,6 +250,7 @@ func TestExampleThreads(t *testing.T) {
 // specs of every kind) decode on two and three threads to the value
 // they decode to on one, and the copy-out was shared.
 func TestExampleCopiesOutOnEveryThread(t *testing.T) {
+	usualExamplePath(t) // what this tests
 	before := native.ExampleSharedCopies()
 	for _, sequence := range []bool{false, true} {
 		for _, c := range genExampleCases(11, 8, sequence) {

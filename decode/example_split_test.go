@@ -51,6 +51,7 @@ func exampleSplitBatch(t *testing.T, c *exampleCase, size int) (*ExamplePlan, []
 // that one of them happens; a batch whose first records are most of its
 // bytes splits the last chunk only.
 func TestExampleSplitsChunks(t *testing.T) {
+	usualExamplePath(t) // what this tests
 	if runtime.NumCPU() < 2 {
 		t.Skip("one CPU: the engine starts no helper thread, so no chunk is split")
 	}
@@ -120,6 +121,7 @@ func TestExampleSplitsChunks(t *testing.T) {
 // reports (the first bad record in batch order, whichever chunk, split
 // or tail, reached it), and none waits for an answer that never comes.
 func TestExampleSplitStopsAtABadRecord(t *testing.T) {
+	usualExamplePath(t) // what this tests
 	if runtime.NumCPU() < 2 {
 		t.Skip("one CPU: no chunk is split")
 	}
@@ -172,6 +174,7 @@ func TestExampleSplitStopsAtABadRecord(t *testing.T) {
 // copied out of the chunks (tails included) into Go memory, still equals
 // the decode of an untouched copy of the records.
 func TestExampleSplitOutputOutlivesItsInput(t *testing.T) {
+	usualExamplePath(t) // what this tests
 	defer testhook.Steal(0)
 	strings := 0
 	for _, c := range genExampleCases(31, 12, false) {

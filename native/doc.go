@@ -407,24 +407,28 @@
 // batch's first chunk, which grew them afresh: five times the page
 // faults).
 //
-// On one thread, a batch decoded into one chunk and then copied out was
-// written twice in memory: by the time the copy read the chunk, as large
-// as the batch's output, it had left the cache, and 32 MB batches took
-// 1.6 times as long per byte as 1 MB ones. So a one-thread decode of a
-// batch larger than a stretch (256 KiB of records) goes straight into
-// one block of Go memory laid out from the plan's last batch
-// (st_example_lend_sizes: the proto decoder's sizing policy, the last
-// batch's sizes scaled by the larger ratio of bytes and records, plus
-// 1/32 and three square roots; dense features' values and level-0 splits
-// exact): st_example_decode_contiguous_into walks the batch in
-// stretches, each into one chunk emptied before it, and copies each
-// stretch's outputs to their places at once, while they are in cache.
-// A guess too small for any output makes the batch decode again the usual
-// way, so the output never depends on it. tf.Examples by feature, 32 MB
-// batches, bench's ours-1t in alternating runs: 810-844 -> 1304-1350 MB
-// per CPU-second, the same digest (Intel Xeon, model 167 as the VM
-// reports it). Several threads still decode a chunk each and copy out
-// after.
+// A batch decoded into one chunk a thread and then copied out was
+// written twice in memory: by the time the copy read a chunk, as large
+// as its share of the output, it had left the cache, and 32 MB batches
+// on one thread took 1.6 times as long per byte as 1 MB ones. So a batch
+// of 6 MiB or more goes straight into one block of Go memory laid out
+// from the plan's last batch (st_example_lend_sizes: the proto decoder's
+// sizing policy, the last batch's sizes scaled by the larger ratio of
+// bytes and records, plus 1/32 and three square roots; dense features'
+// values and level-0 splits exact): st_example_decode_contiguous_into
+// cuts the batch into stretches of 256 KiB of records, which the threads
+// take in turn, each into a chunk of its own emptied before it; a
+// stretch's place in every output is known once those before it are
+// decoded (their sizes, not their copies), so the thread that decodes
+// the stretch completing a run places the run and copies it while it is
+// in cache, and no thread waits for another. A guess too small for any
+// output makes the batch decode again the usual way, so the output never
+// depends on it. Below 6 MiB the usual chunk stays in cache and was
+// faster (1 MB batches: 1.25-1.35 GB per CPU-second against 1.05-1.2).
+// tf.Examples by feature, bench's ours-1t in alternating runs, 32 MB
+// batches: 810-844 -> 1304-1350 MB per CPU-second, the same digest;
+// two threads over one 1.09x -> 1.57-1.70x; SequenceExamples 1.60x ->
+// 1.79-1.83x (Intel Xeon, model 167 as the VM reports it).
 //
 // # Output of a decode
 //

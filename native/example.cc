@@ -1805,17 +1805,23 @@ void copy_pieces(const std::vector<CopyPiece>& pieces, int32_t threads) {
 // output, were out of cache by the time the copy read them. The 32 MB
 // batches of tf.Examples by feature so took 1.6 times as long per byte
 // as 1 MB ones, whose chunk stays in cache (Intel Xeon, model 167). So a
-// one-thread decode into a block the caller laid out (each output's
-// place and room, guessed from the plan's last batch) walks the batch in
-// stretches of about stream_bytes of records, each into one chunk
-// emptied before it, and copies each stretch's outputs to their places
-// right after it, out of cache: the chunk is written in cache, read in
-// cache, and only the block goes to memory. A guess too small for any
-// output makes the batch decode again the usual way (decode_batch), so
-// the output never depends on the guess.
+// decode into a block the caller laid out (each output's place and room,
+// guessed from the plan's last batch) walks the batch in stretches of
+// about stream_bytes of records, each into a chunk emptied before it,
+// and copies each stretch's outputs to their places right after it: the
+// chunk is written in cache, read in cache, and only the block goes to
+// memory. A guess too small for any output makes the batch decode again
+// the usual way (decode_batch), so the output never depends on the
+// guess.
 
-// stream_bytes is the records' bytes per stretch (st_test_example_stream_bytes).
-std::atomic<int64_t> stream_bytes{256 << 10};
+// stream_bytes is the records' bytes per stretch, into_min_bytes the
+// least batch decoded so (st_example_lend_sizes): below it the usual
+// decode's chunk stays in cache and it is faster (tf.Examples by feature,
+// one thread: 1.25-1.35 GB per CPU-second in 1-4 MB batches against
+// 1.05-1.2 into a block, and 1.23-1.28 against 1.29-1.41 in 8 MB ones;
+// Intel Xeon, model 167). Both st_test_example_stream_bytes.
+constexpr int64_t kStreamBytes = 256 << 10, kIntoMinBytes = 6 << 20;
+std::atomic<int64_t> stream_bytes{kStreamBytes}, into_min_bytes{kIntoMinBytes};
 
 // stream_fallbacks counts the decodes into a block whose guess was too
 // small (st_test_example_stream_fallbacks).
@@ -1827,13 +1833,20 @@ std::atomic<int64_t> stream_fallbacks{0};
 // does. It returns ST_OK with *rest null when every output went into the
 // block, ST_OK with *rest the batch decoded the usual way when one did
 // not fit, or an error code with err set.
+//
+// On several threads, each takes the next stretch in turn into a chunk
+// of its own; a stretch's place in every output is known once every
+// stretch before it is decoded (their sizes, not their copies), so the
+// thread that decodes the stretch that completes a run places the run
+// and copies it, and no thread waits for another. A stretch decoded
+// before those ahead of it keeps its chunk until they are.
 template <typename RecordAt>
 int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* opts, st_error* err, size_t total_bytes,
                     RecordAt rec, uint8_t* block, size_t block_bytes, const int64_t* at, const int64_t* cap,
                     int64_t* sizes, st_example_result** rest) {
-  const size_t nslots = plan->slots.size();
+  const size_t nslots = plan->slots.size(), nout = 4 * nslots;
   // has[o]: the plan has output o.
-  std::vector<bool> has(4 * nslots);
+  std::vector<bool> has(nout);
   for (size_t s = 0; s < nslots; s++) {
     const Slot& slot = plan->slots[s];
     has[4 * s] = true;
@@ -1849,62 +1862,129 @@ int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* op
       }
     }
   }
+  // The stretches: bounds[k] is stretch k's first record (one stretch,
+  // of no records, for an empty batch).
+  const size_t stretch = size_t(std::max<int64_t>(1, stream_bytes.load(std::memory_order_relaxed)));
+  std::vector<int64_t> bounds{0};
+  for (size_t bytes = 0, i = 0; int64_t(i) < n; i++) {
+    size_t len;
+    rec(int64_t(i), &len);
+    bytes += len;
+    if (bytes >= stretch && int64_t(i) + 1 < n) {
+      bounds.push_back(int64_t(i) + 1);
+      bytes = 0;
+    }
+  }
+  bounds.push_back(n);
+  const int64_t nstretches = int64_t(bounds.size()) - 1;
+  int threads = opts ? opts->threads : 0;
+  if (threads <= 0) threads = structtensor_engine::thread_count();
   const volatile int32_t* cancel = opts ? opts->cancel : nullptr;
-  // The chunk goes back to the plan's pool as a result's would.
+
+  // Shared among the threads, under mu.
+  std::mutex mu;
+  // The chunks taken (back to the plan's pool at the end, as a result's),
+  // those free for another stretch, and each stretch's once decoded.
   std::unique_ptr<st_example_result, void (*)(st_example_result*)> held(new st_example_result, st_example_result_free);
   held->plan = plan;
-  held->chunks.push_back(take_chunk(plan));
-  Chunk& ch = *held->chunks[0];
-  ch.cancel = cancel;
-  // used[o]: the bytes of output o written; last[o]: a cumulative
-  // output's last element written, which the next stretch's add to.
-  std::vector<size_t> used(4 * nslots, 0);
-  std::vector<int64_t> last(4 * nslots, 0);
-  const size_t stretch = size_t(std::max<int64_t>(1, stream_bytes.load(std::memory_order_relaxed)));
-  bool fits = true;
-  int64_t lo = 0;
-  do {
-    int64_t hi = lo;
-    for (size_t bytes = 0; hi < n && (hi == lo || bytes < stretch); hi++) {
-      size_t len;
-      rec(hi, &len);
-      bytes += len;
+  std::vector<Chunk*> idle;
+  std::vector<Chunk*> decoded(size_t(nstretches), nullptr);
+  int64_t next = 0;                 // the next stretch to decode
+  int64_t placed = 0;               // the stretches before it have their places
+  int64_t failed_at = nstretches;   // the first stretch that failed
+  st_error failed_err{};
+  bool overflow = false, oom = false;
+  // used[o]: the bytes of output o placed; last[o]: a cumulative
+  // output's last element placed, which the next stretch's add to.
+  std::vector<size_t> used(nout, 0);
+  std::vector<int64_t> last(nout, 0);
+
+  auto work = [&] {
+    std::vector<CopyPiece> pieces;
+    std::vector<Chunk*> copied;  // chunks whose pieces were copied
+    try {
+      for (;;) {
+        Chunk* ch = nullptr;
+        int64_t k;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          idle.insert(idle.end(), copied.begin(), copied.end());
+          copied.clear();
+          if (next >= failed_at || overflow || oom) return;
+          k = next++;
+          if (!idle.empty()) {
+            ch = idle.back();
+            idle.pop_back();
+          } else {
+            held->chunks.push_back(take_chunk(plan));
+            ch = held->chunks.back().get();
+            ch->cancel = cancel;
+          }
+        }
+        for (SlotOut& o : ch->out) o.reset();
+        for (SlotState& st : ch->state) st = SlotState{};
+        ch->first_rec = bounds[size_t(k)];
+        for (int64_t i = bounds[size_t(k)]; i < bounds[size_t(k) + 1]; i++) {
+          if (ch->cancelled(i)) break;
+          size_t len;
+          const uint8_t* p = rec(i, &len);
+          if (!ch->record(i, p, len)) break;
+        }
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (ch->failed) {
+            if (k < failed_at) {
+              failed_at = k;
+              failed_err = ch->err;
+            }
+            continue;  // (the chunk is not reused: the decode ends)
+          }
+          decoded[size_t(k)] = ch;
+          // Place every stretch whose place is now known; all of one
+          // must fit before any is placed.
+          for (; !overflow && placed < failed_at && placed < nstretches && decoded[size_t(placed)]; placed++) {
+            Chunk& c = *decoded[size_t(placed)];
+            const bool first = placed == 0;
+            for (size_t o = 0; o < nout && !overflow; o++) {
+              if (has[o]) overflow = used[o] + chunk_part(c.out[o / 4], plan->slots[o / 4].dtype, int(o % 4), first).bytes > size_t(cap[o]);
+            }
+            if (overflow) break;
+            for (size_t o = 0; o < nout; o++) {
+              if (!has[o]) continue;
+              const Part part = chunk_part(c.out[o / 4], plan->slots[o / 4].dtype, int(o % 4), first);
+              if (part.bytes) pieces.push_back(CopyPiece{part.src, block + at[o] + used[o], part.bytes, part.cumulative ? last[o] : 0});
+              used[o] += part.bytes;
+              if (part.cumulative && part.bytes) {
+                int64_t end;
+                std::memcpy(&end, part.src + part.bytes - 8, 8);
+                last[o] += end;
+              }
+            }
+            copied.push_back(&c);
+          }
+        }
+        for (const CopyPiece& pc : pieces) copy_piece(pc);
+        pieces.clear();
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu);
+      oom = true;
     }
-    if (lo > 0) {
-      for (SlotOut& o : ch.out) o.reset();
-    }
-    ch.first_rec = lo;
-    for (int64_t i = lo; i < hi; i++) {
-      if (ch.cancelled(i)) break;
-      size_t len;
-      const uint8_t* p = rec(i, &len);
-      if (!ch.record(i, p, len)) break;
-    }
-    if (ch.failed) {
-      if (err) *err = ch.err;
-      return ch.err.code;
-    }
-    // Every output's part must fit before any is copied.
-    for (size_t o = 0; o < 4 * nslots && fits; o++) {
-      if (has[o]) fits = used[o] + chunk_part(ch.out[o / 4], plan->slots[o / 4].dtype, int(o % 4), lo == 0).bytes <= size_t(cap[o]);
-    }
-    if (!fits) break;
-    for (size_t o = 0; o < 4 * nslots; o++) {
-      if (!has[o]) continue;
-      const Part part = chunk_part(ch.out[o / 4], plan->slots[o / 4].dtype, int(o % 4), lo == 0);
-      copy_piece(CopyPiece{part.src, block + at[o] + used[o], part.bytes, part.cumulative ? last[o] : 0});
-      used[o] += part.bytes;
-      if (part.cumulative) std::memcpy(&last[o], block + at[o] + used[o] - 8, 8);
-    }
-    lo = hi;
-  } while (lo < n);
-  if (!fits) {
+  };
+  structtensor_engine::run_on_workers(std::min<int64_t>(threads, nstretches) - 1, work);
+  if (oom) {
+    set_error(err, ST_ERR_INTERNAL, -1, -1, "out of memory");
+    return ST_ERR_INTERNAL;
+  }
+  if (overflow) {
     stream_fallbacks.fetch_add(1, std::memory_order_relaxed);
     held.reset();
-    st_options one = opts ? *opts : st_options{};
-    one.threads = 1;
-    *rest = decode_batch(plan, n, &one, err, total_bytes, rec);
+    *rest = decode_batch(plan, n, opts, err, total_bytes, rec);
     return *rest ? ST_OK : err->code;  // err: never null here (the C function's own)
+  }
+  if (failed_at < nstretches) {
+    if (err) *err = failed_err;
+    return failed_err.code;
   }
   *rest = nullptr;
   for (size_t s = 0; s < nslots; s++) {
@@ -1916,7 +1996,7 @@ int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* op
     sizes[4 * s + 2] = int64_t(used[4 * s + 2] / 8);
     sizes[4 * s + 3] = int64_t(used[4 * s + 3] / 8);
   }
-  note_batch(plan, int64_t(total_bytes), n, std::vector<int64_t>(sizes, sizes + 4 * nslots));
+  note_batch(plan, int64_t(total_bytes), n, std::vector<int64_t>(sizes, sizes + nout));
   return ST_OK;
 }
 
@@ -1964,7 +2044,7 @@ st_example_result* st_example_decode_contiguous(const st_example_plan* plan, con
 int32_t st_example_lend_sizes(const st_example_plan* plan, int64_t in_bytes, int64_t n, int64_t* cap,
                               size_t cap_len) {
   if (!plan || !cap || cap_len / 4 < plan->slots.size() || in_bytes < 0 || n < 0) return ST_ERR_ARGUMENT;
-  if (in_bytes <= stream_bytes.load(std::memory_order_relaxed)) return 0;
+  if (in_bytes < into_min_bytes.load(std::memory_order_relaxed)) return 0;
   int64_t last_bytes, last_records;
   std::vector<int64_t> last;
   {
@@ -2161,8 +2241,9 @@ int32_t st_example_result_copy_into(const st_example_result* r, void* block, siz
 
 int64_t st_test_example_shared_copies(void) { return shared_copies.load(std::memory_order_relaxed); }
 
-int64_t st_test_example_stream_bytes(int64_t bytes) {
-  return bytes > 0 ? stream_bytes.exchange(bytes) : stream_bytes.load(std::memory_order_relaxed);
+void st_test_example_stream_bytes(int64_t bytes) {
+  stream_bytes.store(bytes > 0 ? bytes : kStreamBytes);
+  into_min_bytes.store(bytes > 0 ? bytes : kIntoMinBytes);
 }
 
 int64_t st_test_example_stream_fallbacks(void) { return stream_fallbacks.load(std::memory_order_relaxed); }

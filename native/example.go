@@ -111,10 +111,8 @@ func (p *ExamplePlan) DecodeContiguous(ctx context.Context, data []byte, offsets
 	flag, stop := watch(ctx)
 	defer stop()
 	opts := C.st_options{threads: C.int32_t(o.Threads), cancel: (*C.int32_t)(flag)}
-	if o.Threads == 1 {
-		if out, block, ok, err := p.decodeInto(dp, data, offsets, dtypes, &opts); ok {
-			return out, block, err
-		}
+	if out, block, ok, err := p.decodeInto(dp, data, offsets, dtypes, &opts); ok {
+		return out, block, err
 	}
 	var cerr C.st_error
 	r := C.st_example_decode_contiguous(p.p, dp, C.size_t(len(data)), (*C.int64_t)(unsafe.Pointer(&offsets[0])),
@@ -127,7 +125,7 @@ func (p *ExamplePlan) DecodeContiguous(ctx context.Context, data []byte, offsets
 	return p.copyResult(r, dtypes, o.Threads)
 }
 
-// decodeInto decodes the records on one thread straight into one block
+// decodeInto decodes the records straight into one block
 // laid out by the engine's guess from the plan's last batch
 // (st_example_lend_sizes), each stretch of records' outputs copied there
 // while still in cache (st_example_decode_contiguous_into). ok is false,
@@ -141,7 +139,7 @@ func (p *ExamplePlan) decodeInto(dp *C.uint8_t, data []byte, offsets []int64, dt
 		return nil, nil, false, nil
 	}
 	room := make([]int64, 4*ns)
-	if C.st_example_lend_sizes(p.p, C.int64_t(len(data)), C.int64_t(len(offsets)-1), (*C.int64_t)(unsafe.Pointer(&room[0])), C.size_t(len(room))) != 1 {
+	if C.st_example_lend_sizes(p.p, C.int64_t(offsets[len(offsets)-1]-offsets[0]), C.int64_t(len(offsets)-1), (*C.int64_t)(unsafe.Pointer(&room[0])), C.size_t(len(room))) != 1 {
 		return nil, nil, false, nil
 	}
 	at := make([]int64, 4*ns)
@@ -168,7 +166,7 @@ func (p *ExamplePlan) decodeInto(dp *C.uint8_t, data []byte, offsets []int64, dt
 		}
 		defer C.st_example_result_free(rest)
 		testhook.ExampleIntoFallbacks.Add(1)
-		out, block, err = p.copyResult(rest, dtypes, 1)
+		out, block, err = p.copyResult(rest, dtypes, int(opts.threads))
 		return out, block, true, err
 	}
 	testhook.ExampleInto.Add(1)
@@ -262,7 +260,7 @@ func slotOutputs(base unsafe.Pointer, dtypes []uint8, sizes, at []int64) []SlotO
 func ExampleSharedCopies() int64 { return int64(C.st_test_example_shared_copies()) }
 
 func init() {
-	testhook.ExampleStretchBytes = func(bytes int64) int64 { return int64(C.st_test_example_stream_bytes(C.int64_t(bytes))) }
+	testhook.ExampleStretchBytes = func(bytes int64) { C.st_test_example_stream_bytes(C.int64_t(bytes)) }
 }
 
 // copyInto decodes the records of data at offsets on one thread and

@@ -30,10 +30,10 @@ var LendBlockBytes atomic.Int64
 var ExampleInto, ExampleIntoFallbacks atomic.Int64
 
 // ExampleStretchBytes, set by package native, sets the records' bytes per
-// stretch of a feature decode straight into a block (when bytes > 0),
-// which is also the least batch decoded so, and returns the setting
-// before: tests make small batches take that path.
-var ExampleStretchBytes func(bytes int64) int64
+// stretch of a feature decode straight into a block, and the least batch
+// decoded so, to bytes, or both back to their defaults (0): tests make
+// small batches take that path, or none.
+var ExampleStretchBytes func(bytes int64)
 
 // LentFromPool counts, process-wide, the blocks package native lent
 // again from its pool of blocks that came back (by Recycle, or by

@@ -98,8 +98,8 @@ int32_t st_example_result_copy_into(const st_example_result* r, void* block, siz
  * when there is no guess (no last batch) or the batch is too small to
  * gain from it. */
 int32_t st_example_lend_sizes(const st_example_plan* plan, int64_t in_bytes, int64_t n, int64_t* cap, size_t cap_len);
-/* Decodes records as st_example_decode_contiguous does, on one thread,
- * straight into block (block_bytes): slot s's values at byte offset
+/* Decodes records as st_example_decode_contiguous does, straight into
+ * block (block_bytes): slot s's values at byte offset
  * at[4s] with room for cap[4s] bytes, its string offsets (string slots)
  * at at[4s+1], its row splits at levels 0 and 1 at at[4s+2] and at[4s+3]
  * (each 8-byte aligned; outputs the slot does not have are ignored),
@@ -120,9 +120,10 @@ int32_t st_example_decode_contiguous_into(const st_example_plan* plan, const uin
  * shared among several threads in this process. */
 int64_t st_test_example_shared_copies(void);
 /* For tests: sets the records' bytes per stretch of
- * st_example_decode_contiguous_into if bytes > 0; returns the setting
- * before. */
-int64_t st_test_example_stream_bytes(int64_t bytes);
+ * st_example_decode_contiguous_into, and the least batch
+ * st_example_lend_sizes guesses for, to bytes (> 0), or both back to
+ * their defaults (0). */
+void st_test_example_stream_bytes(int64_t bytes);
 /* For tests: how many decodes into a block found it too small. */
 int64_t st_test_example_stream_fallbacks(void);
 
