@@ -307,6 +307,21 @@ func FuzzExample(f *testing.F) {
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		recs := [][]byte{rec, rec, rec}
 		a, errA := plan.Decode(recs, DecodeOptions{Threads: 1})
+		// The same records straight into a block guessed from the
+		// batches before (one record a stretch; a guess too small falls
+		// back), on one and two threads: the usual decode's output or
+		// error.
+		testhook.ExampleStretchBytes(1)
+		defer testhook.ExampleStretchBytes(0)
+		for _, threads := range []int{1, 2} {
+			b, errB := plan.Decode(recs, DecodeOptions{Threads: threads})
+			if (errA == nil) != (errB == nil) || (errA != nil && errA.Error() != errB.Error()) {
+				t.Fatalf("%d threads into a block: error %v, the usual decode's %v", threads, errB, errA)
+			}
+			if errA == nil && !structtensor.Equal(a, b) {
+				t.Fatalf("%d threads into a block: the output differs from the usual decode's", threads)
+			}
+		}
 		if errA != nil {
 			var re *RecordError
 			if !errors.As(errA, &re) || re.Record != 0 || re.Offset < -1 || re.Offset > int64(len(rec)) {

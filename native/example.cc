@@ -1524,8 +1524,18 @@ bool offsets_ok(const int64_t* offsets, int64_t n, size_t data_len, st_error* er
 
 // kHistoryMinBytes is the least batch whose sizes guess the next's:
 // smaller ones are never decoded into a block (st_example_lend_sizes)
-// and would guess a larger one badly.
+// and would guess a larger one badly. (Tests that make small batches go
+// into a block lower it with into_min_bytes.)
 constexpr int64_t kHistoryMinBytes = 64 << 10;
+
+// stream_bytes is the records' bytes per stretch, into_min_bytes the
+// least batch decoded so (st_example_lend_sizes): below it the usual
+// decode's chunk stays in cache and it is faster (tf.Examples by feature,
+// one thread: 1.25-1.35 GB per CPU-second in 1-4 MB batches against
+// 1.05-1.2 into a block, and 1.23-1.28 against 1.29-1.41 in 8 MB ones;
+// Intel Xeon, model 167). Both st_test_example_stream_bytes.
+constexpr int64_t kStreamBytes = 256 << 10, kIntoMinBytes = 6 << 20;
+std::atomic<int64_t> stream_bytes{kStreamBytes}, into_min_bytes{kIntoMinBytes};
 
 // note_batch records a batch of in_bytes in n records and its outputs'
 // sizes as the plan's last.
@@ -1658,7 +1668,7 @@ st_example_result* decode_batch(const st_example_plan* plan, int64_t n, const st
         return nullptr;
       }
     }
-    if (int64_t(total_bytes) >= kHistoryMinBytes) {
+    if (int64_t(total_bytes) >= std::min(kHistoryMinBytes, into_min_bytes.load(std::memory_order_relaxed))) {
       std::vector<int64_t> sizes(4 * plan->slots.size());
       if (!sizes.empty()) st_example_result_layout(res.get(), sizes.data(), sizes.size());
       note_batch(plan, int64_t(total_bytes), n, sizes);
@@ -1814,14 +1824,6 @@ void copy_pieces(const std::vector<CopyPiece>& pieces, int32_t threads) {
 // the usual way (decode_batch), so the output never depends on the
 // guess.
 
-// stream_bytes is the records' bytes per stretch, into_min_bytes the
-// least batch decoded so (st_example_lend_sizes): below it the usual
-// decode's chunk stays in cache and it is faster (tf.Examples by feature,
-// one thread: 1.25-1.35 GB per CPU-second in 1-4 MB batches against
-// 1.05-1.2 into a block, and 1.23-1.28 against 1.29-1.41 in 8 MB ones;
-// Intel Xeon, model 167). Both st_test_example_stream_bytes.
-constexpr int64_t kStreamBytes = 256 << 10, kIntoMinBytes = 6 << 20;
-std::atomic<int64_t> stream_bytes{kStreamBytes}, into_min_bytes{kIntoMinBytes};
 
 // stream_fallbacks counts the decodes into a block whose guess was too
 // small (st_test_example_stream_fallbacks).
