@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/structtensor/structtensor-go/internal/testhook"
@@ -139,5 +140,57 @@ func TestExampleIntoStopsAtABadRecord(t *testing.T) {
 	}
 	if want, _ := usualExampleDecode(plan, recs, stretch); !structtensor.Equal(got, want) {
 		t.Fatal("the batch after the bad one decodes wrong")
+	}
+}
+
+// TestExampleIntoOutputOutlivesItsInput checks that the output of a
+// decode into a block holds no reference to the records (string
+// features included) or to the engine's chunks: it stays the same once
+// the records' buffer is overwritten, a collection has run and more
+// batches have been decoded into blocks (the chunks reused).
+func TestExampleIntoOutputOutlivesItsInput(t *testing.T) {
+	const stretch = 300
+	testhook.ExampleStretchBytes(stretch)
+	defer testhook.ExampleStretchBytes(0)
+	strings, into := 0, testhook.ExampleInto.Load()
+	for _, c := range genExampleCases(31, 12, false) {
+		plan, err := CompileExample(c.Spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range c.Spec.Features {
+			if f.DType == structtensor.String {
+				strings++
+			}
+		}
+		var recs [][]byte
+		for len(recs) < 2000 {
+			recs = append(recs, c.records...)
+		}
+		data, offsets := contiguous(recs)
+		want, wantErr := usualExampleDecode(plan, recs, stretch)
+		if wantErr != nil {
+			continue
+		}
+		for _, threads := range []int{1, 2} {
+			got, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range data {
+				data[i] = 0xff
+			}
+			runtime.GC()
+			for range 3 {
+				plan.Decode(recs, DecodeOptions{Threads: threads}) // the chunks reused
+			}
+			if !structtensor.Equal(got, want) {
+				t.Fatalf("%d threads: the output changed with its input's buffer", threads)
+			}
+			data, offsets = contiguous(recs)
+		}
+	}
+	if strings == 0 || testhook.ExampleInto.Load() == into {
+		t.Fatal("no string feature or no decode into a block: the test does not exercise what it should")
 	}
 }
