@@ -44,11 +44,7 @@ func TestExampleDecodesIntoItsGuess(t *testing.T) {
 	into, fallbacks := testhook.ExampleInto.Load(), testhook.ExampleIntoFallbacks.Load()
 	for _, sequence := range []bool{false, true} {
 		for _, c := range genExampleCases(17, 16, sequence) {
-			compile := CompileExample
-			if sequence {
-				compile = CompileSequenceExample
-			}
-			plan, err := compile(c.Spec)
+			plan, err := compileExample(c.Spec, sequence)
 			if err != nil {
 				t.Fatal(err)
 			}
