@@ -97,6 +97,19 @@
 // chunk. Large columns are freed as soon as they are copied
 // (st_result_release_column), so a big batch never holds its output twice.
 //
+// A pool thread woken for a batch is kept off the waking thread's CPU
+// until it runs (engine_threads.h). Woken from sleep, a thread may be
+// placed on its waker's CPU: the virtual machines these benchmarks run
+// on (KVM guests, two vCPUs, a guest kernel that keeps an idle vCPU
+// halted) did so most of the time, and the two threads then shared one
+// CPU until the scheduler balanced them. The helper of an 8 MB batch
+// started 220-370 us after it was asked (a batch on two threads takes
+// 2-7 ms), 71-148 us steered; a 500 us job on two threads took 1010 us
+// (median) unsteered and 560 steered. Two threads over one, calls
+// alternating (bench, ours-all-8mb-paired; Intel Xeon model 167): recipes
+// 1.58-1.61x -> 1.73-1.74x, tf.Examples by feature spec 1.49-1.54x ->
+// 1.73-1.76x, ELWC's 32 MB batches 1.65-1.70x -> 1.80-1.84x.
+//
 // The copy-out still holds the output twice for a moment and writes it
 // twice. So a decode into lent buffers (st_decode_into and
 // st_decode_contiguous_into, which Plan.Decode and Plan.DecodeContiguous

@@ -30,6 +30,11 @@
 #include <unordered_map>
 #include <vector>
 
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+
 #include "include/structtensor_native.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -1386,6 +1391,8 @@ int64_t st_test_lend_log_read(int64_t* dst, int64_t cap) {
 }
 
 int64_t st_test_lent_outgrown(void) { return lent_outgrown.load(std::memory_order_relaxed); }
+
+int64_t st_test_steered_helpers(void) { return steered_helpers.load(std::memory_order_relaxed); }
 
 int64_t st_test_closeup_moved_values(void) { return closeup_moved_values.load(std::memory_order_relaxed); }
 

@@ -798,6 +798,11 @@ func (r *Result) countCopied() {
 // sizing policy.
 func LentOutgrown() int64 { return int64(C.st_test_lent_outgrown()) }
 
+// SteeredHelpers returns how many times in this process the engine kept
+// a pool thread it was about to wake for a job off the waking thread's
+// CPU until the thread ran (Linux, where the thread may run elsewhere).
+func SteeredHelpers() int64 { return int64(C.st_test_steered_helpers()) }
+
 // CloseUpMovedValues returns how many bytes of values (not string offsets
 // nor row splits) the close-ups of multi-threaded decodes into lent
 // buffers have moved within those buffers in this process: for tests and

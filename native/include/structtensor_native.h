@@ -203,6 +203,10 @@ int64_t st_test_lend_log_read(int64_t* dst, int64_t cap);
 /* st_test_lent_outgrown returns how many lent buffers, or threads' shares
  * of them, outputs have outgrown (moving to engine memory), process-wide. */
 int64_t st_test_lent_outgrown(void);
+/* st_test_steered_helpers returns how many times a pool thread about to
+ * be woken for a job was kept off the waking thread's CPU until it ran,
+ * process-wide (Linux). */
+int64_t st_test_steered_helpers(void);
 /* st_test_closeup_moved_values returns how many bytes of values (not
  * string offsets nor row splits) the close-ups of multi-threaded decodes
  * into lent buffers have moved within those buffers, process-wide. */

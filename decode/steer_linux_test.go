@@ -1,0 +1,85 @@
+package decode
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/structtensor/structtensor-go/native"
+)
+
+// TestHelpersAreSteeredAndRestored decodes batches on two threads: the
+// engine keeps the helper it wakes for each off the calling thread's CPU
+// until the helper runs (native.SteeredHelpers counts it), and every
+// thread of the process may then run on every CPU it could before, the
+// helpers included.
+func TestHelpersAreSteeredAndRestored(t *testing.T) {
+	allowed := cpusAllowed(t, "/proc/self/status")
+	if runtime.NumCPU() < 2 || !strings.ContainsAny(allowed, ",-") {
+		t.Skipf("the process may run on CPUs %q only: no helper can be kept off one", allowed)
+	}
+	d := testDescriptors(t)
+	const message = "structtensor.testdata.recipe.Recipe"
+	md, err := d.Message(message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records, _ := threadedBatches(t, md, rand.New(rand.NewPCG(5, 6)))
+	data, offsets := contiguous(records)
+	plan, err := Compile(d, message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := native.SteeredHelpers()
+	for range 20 {
+		if _, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if native.SteeredHelpers() == before {
+		t.Error("20 decodes on two threads steered no helper")
+	}
+	// A helper woken but not yet run is still steered: wait for it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		tasks, err := filepath.Glob("/proc/self/task/*/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var narrowed []string
+		for _, task := range tasks {
+			if cpus := cpusAllowed(t, task); cpus != "" && cpus != allowed {
+				narrowed = append(narrowed, task+": "+cpus)
+			}
+		}
+		if len(narrowed) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("threads still kept off a CPU 10 s after the decodes (the process may run on %s): %v", allowed, narrowed)
+		}
+	}
+}
+
+// cpusAllowed returns the Cpus_allowed_list of the task status file at
+// path, or "" when the task has exited.
+func cpusAllowed(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if os.IsNotExist(err) || strings.Contains(err.Error(), "no such process") {
+			return ""
+		}
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("%s has no Cpus_allowed_list", path)
+	return ""
+}
