@@ -157,13 +157,18 @@ class Workers {
   void loop(Helper* self) {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      ready_.wait(lock, [&] { return !queue_.empty() || started_ > int64_t(default_threads()) - 1; });
+      // Every wake-up gives a steered thread its CPUs back, also one that
+      // finds the job already gone (its caller did it all) and sleeps on.
+      for (;;) {
 #if defined(__linux__)
-      if (self->steered) {
-        self->steered = false;
-        pthread_setaffinity_np(self->handle, sizeof(self->cpus), &self->cpus);
-      }
+        if (self->steered) {
+          self->steered = false;
+          pthread_setaffinity_np(self->handle, sizeof(self->cpus), &self->cpus);
+        }
 #endif
+        if (!queue_.empty() || started_ > int64_t(default_threads()) - 1) break;
+        ready_.wait(lock);
+      }
       if (queue_.empty()) {  // the limit went down: this thread retires
         started_--;
         idle_--;
