@@ -33,6 +33,7 @@
 #if defined(__linux__)
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 #endif
 
 #include "include/structtensor_native.h"

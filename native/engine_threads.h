@@ -163,7 +163,12 @@ class Workers {
 #if defined(__linux__)
         if (self->steered) {
           self->steered = false;
-          pthread_setaffinity_np(self->handle, sizeof(self->cpus), &self->cpus);
+          // Should the CPUs it had be gone (the process moved to others
+          // meanwhile), it takes the process's.
+          if (pthread_setaffinity_np(self->handle, sizeof(self->cpus), &self->cpus) != 0 &&
+              sched_getaffinity(getpid(), sizeof(self->cpus), &self->cpus) == 0) {
+            pthread_setaffinity_np(self->handle, sizeof(self->cpus), &self->cpus);
+          }
         }
 #endif
         if (!queue_.empty() || started_ > int64_t(default_threads()) - 1) break;
