@@ -94,8 +94,11 @@ class Workers {
     const int64_t limit = int64_t(default_threads()) - 1;
     while (idle_ < want && started_ < limit) {
       if (fail_thread_starts.load(std::memory_order_relaxed)) return;
-      std::unique_ptr<Helper> h(new Helper);
+      // Nothing after the thread starts may throw: it runs on h.
+      std::unique_ptr<Helper> h;
       try {
+        h.reset(new Helper);
+        helpers_.reserve(helpers_.size() + 1);
         std::thread t(&Workers::loop, this, h.get());
         h->handle = t.native_handle();
         t.detach();
