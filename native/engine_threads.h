@@ -77,7 +77,7 @@ class Workers {
   // threads returns the number of pool threads started and not retired.
   int64_t threads() {
     std::lock_guard<std::mutex> lock(mu_);
-    return started_;
+    return int64_t(helpers_.size());
   }
 
  private:
@@ -92,7 +92,7 @@ class Workers {
   // error: the decode goes on with the threads there are.
   void spawn(int64_t want) {
     const int64_t limit = int64_t(default_threads()) - 1;
-    while (idle_ < want && started_ < limit) {
+    while (idle_ < want && int64_t(helpers_.size()) < limit) {
       if (fail_thread_starts.load(std::memory_order_relaxed)) return;
       // Nothing after the thread starts may throw: it runs on h.
       std::unique_ptr<Helper> h;
@@ -108,7 +108,6 @@ class Workers {
         return;
       }
       helpers_.push_back(std::move(h));
-      started_++;
       idle_++;
     }
   }
@@ -129,11 +128,9 @@ class Workers {
   // sleeping thread, a kernel may place it on the waker's CPU (a
   // virtual machine's guest kernel did, most of the time, to keep its
   // other virtual CPU halted), where the two then share one CPU until
-  // the scheduler balances them: a helper of an 8 MB batch started
-  // 200-300 us late on average, and a 500 us job took twice its time
-  // half the time. Steered, it starts on another CPU in the wake-up's
-  // time (60 us there). Only where the helper may run elsewhere; a
-  // failure to steer leaves it as it was.
+  // the scheduler balances them (measured in native/doc.go). Only
+  // where the helper may run elsewhere; a failure to steer leaves it as
+  // it was.
   void steer(int64_t n) {
 #if defined(__linux__)
     const int cpu = sched_getcpu();
@@ -174,11 +171,10 @@ class Workers {
           }
         }
 #endif
-        if (!queue_.empty() || started_ > int64_t(default_threads()) - 1) break;
+        if (!queue_.empty() || int64_t(helpers_.size()) > int64_t(default_threads()) - 1) break;
         ready_.wait(lock);
       }
       if (queue_.empty()) {  // the limit went down: this thread retires
-        started_--;
         idle_--;
         for (auto it = helpers_.begin(); it != helpers_.end(); ++it) {
           if (it->get() == self) {
@@ -205,8 +201,8 @@ class Workers {
   std::mutex mu_;
   std::condition_variable ready_, done_;
   std::deque<Job*> queue_;
-  std::vector<std::unique_ptr<Helper>> helpers_;  // the pool's threads
-  int64_t started_ = 0, idle_ = 0;
+  std::vector<std::unique_ptr<Helper>> helpers_;  // the pool's threads, started and not retired
+  int64_t idle_ = 0;                                // those of helpers_ without a job
 };
 
 }  // namespace
