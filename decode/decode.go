@@ -179,16 +179,48 @@ func (p *Plan) buildRecyclable(res *native.Result) (*structtensor.StructTensor, 
 }
 
 func (p *Plan) build(res *native.Result) (*structtensor.StructTensor, error) {
-	return p.buildNode(res, 0, res.NumRecords(), nil)
+	b := p.newBuilder()
+	return b.node(res, 0, res.NumRecords(), nil)
 }
 
-// buildNode builds node's struct of nrows rows, split by splits when they
-// are not nil (its fields then have a row per value of the partition).
-// Each value is made by package unchecked in one allocation, over the
+// builder builds one batch's StructTensor: its values placed in one slab
+// (unchecked.Slab) and every struct's fields in one slice.
+type builder struct {
+	p      *Plan
+	slab   any
+	fields []structtensor.Field
+}
+
+// newBuilder counts the values a batch's StructTensor is made of (each
+// node of the plan is one struct of the output) and makes room for them.
+func (p *Plan) newBuilder() *builder {
+	var ragged, vectors, strings, fields int
+	for _, n := range p.nodes {
+		fields += len(n.fields)
+		for _, f := range n.fields {
+			if f.isMessage() {
+				continue
+			}
+			if f.mode >= modeOptional {
+				ragged++
+			} else {
+				vectors++
+			}
+			if p.columns[f.column] == structtensor.String {
+				strings++
+			}
+		}
+	}
+	return &builder{p: p, slab: unchecked.Slab(ragged, vectors, strings, len(p.nodes)), fields: make([]structtensor.Field, fields)}
+}
+
+// node builds node's struct of nrows rows, split by splits when they are
+// not nil (its fields then have a row per value of the partition). Each
+// value is made by package unchecked in the builder's slab, over the
 // node's field index built once per plan: the checks left are the O(1)
 // ones the engine's outputs could fail only by a bug.
-func (p *Plan) buildNode(res *native.Result, node, nrows int, splits []int64) (*structtensor.StructTensor, error) {
-	n := p.nodes[node]
+func (b *builder) node(res *native.Result, node, nrows int, splits []int64) (*structtensor.StructTensor, error) {
+	n := b.p.nodes[node]
 	index, err := n.fieldIndex()
 	if err != nil {
 		return nil, err
@@ -197,7 +229,8 @@ func (p *Plan) buildNode(res *native.Result, node, nrows int, splits []int64) (*
 	if splits != nil {
 		rows = int(splits[len(splits)-1])
 	}
-	fields := make([]structtensor.Field, len(n.fields))
+	fields := b.fields[:len(n.fields):len(n.fields)]
+	b.fields = b.fields[len(n.fields):]
 	for i, f := range n.fields {
 		var fsplits []int64
 		count := rows
@@ -218,21 +251,22 @@ func (p *Plan) buildNode(res *native.Result, node, nrows int, splits []int64) (*
 		}
 		var v structtensor.Value
 		if f.isMessage() {
-			v, err = p.buildNode(res, f.child, rows, fsplits)
+			v, err = b.node(res, f.child, rows, fsplits)
 		} else {
-			v, err = p.column(res, f, count, fsplits)
+			v, err = b.column(res, f, count, fsplits)
 		}
 		if err != nil {
 			return nil, err
 		}
 		fields[i] = structtensor.Field{Name: f.name, Value: v}
 	}
-	return unchecked.Struct(nrows, splits, fields, index).(*structtensor.StructTensor), nil
+	return unchecked.Struct(b.slab, nrows, splits, fields, index).(*structtensor.StructTensor), nil
 }
 
 // column builds field f's value: its column of count values, split by
 // splits when they are not nil.
-func (p *Plan) column(res *native.Result, f *planField, count int, splits []int64) (structtensor.Value, error) {
+func (b *builder) column(res *native.Result, f *planField, count int, splits []int64) (structtensor.Value, error) {
+	p := b.p
 	dtype := p.columns[f.column]
 	var vals any
 	if dtype == structtensor.String {
@@ -246,7 +280,7 @@ func (p *Plan) column(res *native.Result, f *planField, count int, splits []int6
 			return nil, fmt.Errorf("decode: internal: field %q: %d string offsets do not span its %d bytes", f.name, len(offsets), len(data))
 		}
 		text := f.kind == protoreflect.StringKind && ((f.utf8 && p.flags&flagAcceptInvalidUTF8 == 0) || structtensor.ValidUTF8Strings(data, offsets))
-		vals = unchecked.StringTensor(data, offsets, text)
+		vals = unchecked.StringTensor(b.slab, data, offsets, text)
 	} else {
 		v, err := res.Column(f.column, uint8(dtype))
 		if err != nil {
@@ -254,7 +288,7 @@ func (p *Plan) column(res *native.Result, f *planField, count int, splits []int6
 		}
 		vals = v
 	}
-	v := unchecked.Column(vals, splits).(structtensor.Value)
+	v := unchecked.Column(b.slab, vals, splits).(structtensor.Value)
 	flat, ok := v.(*structtensor.Tensor)
 	if !ok {
 		flat = v.(*structtensor.Ragged).Values()

@@ -369,7 +369,7 @@ func (p *ExamplePlan) values(o *native.SlotOutput, dtype structtensor.DType, sha
 		if len(o.Offsets) == 0 || o.Offsets[0] != 0 || o.Offsets[len(o.Offsets)-1] != int64(len(o.Bytes)) {
 			return nil, fmt.Errorf("%d string offsets do not span its %d bytes", len(o.Offsets), len(o.Bytes))
 		}
-		t := unchecked.StringTensor(o.Bytes, o.Offsets, structtensor.ValidUTF8Strings(o.Bytes, o.Offsets)).(*structtensor.Tensor)
+		t := unchecked.StringTensor(nil, o.Bytes, o.Offsets, structtensor.ValidUTF8Strings(o.Bytes, o.Offsets)).(*structtensor.Tensor)
 		if shape == nil {
 			return t, nil
 		}

@@ -232,16 +232,7 @@ func TestHandsOverWhenItPays(t *testing.T) {
 // megabyte of them, for the tests of bad records on several threads.
 func wideSparseBatch(t *testing.T, rng *rand.Rand) (*Plan, [][]byte) {
 	t.Helper()
-	d := testDescriptors(t)
-	const message = "structtensor.testdata.wide.WideSparse"
-	md, err := d.Message(message)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := Compile(d, message)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan, md := compiledMessage(t, "structtensor.testdata.wide.WideSparse")
 	return plan, recordsOf(t, md, rng, 1<<20)
 }
 

@@ -31,6 +31,22 @@ func contiguous(records [][]byte) ([]byte, []int64) {
 	return data, offsets
 }
 
+// compiledMessage returns a plan of message, every field projected, and
+// its descriptor.
+func compiledMessage(t *testing.T, message string) (*Plan, protoreflect.MessageDescriptor) {
+	t.Helper()
+	d := testDescriptors(t)
+	md, err := d.Message(message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Compile(d, message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan, md
+}
+
 // checkLending decodes records with plan in every way that lends the
 // engine Go buffers (Decode and DecodeContiguous, serial and on several
 // threads, each sized from the previous decode) and compares each output
@@ -539,16 +555,7 @@ func wideSparseRecords(t *testing.T, md protoreflect.MessageDescriptor, rng *ran
 // (each that does costs a copy). The records are drawn from a fixed
 // seed: the count is the same on every run.
 func TestLendSizesFitLikeBatches(t *testing.T) {
-	d := testDescriptors(t)
-	const wide = "structtensor.testdata.wide.WideSparse"
-	md, err := d.Message(wide)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := Compile(d, wide)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan, md := compiledMessage(t, "structtensor.testdata.wide.WideSparse")
 	rng := rand.New(rand.NewPCG(5, 6))
 	const batches = 10
 	var outgrown int64

@@ -1544,4 +1544,25 @@ int32_t st_result_copy_partition(const st_result* r, int64_t p, int64_t* dst, si
   return ST_OK;
 }
 
+int32_t st_result_copy_outputs(const st_result* r, void* const* columns, int64_t* const* offsets,
+                               int64_t* const* partitions) {
+  if (!r) return ST_ERR_ARGUMENT;
+  const int64_t ncols = int64_t(r->plan->col_dtype.size());
+  for (int64_t c = 0; c < ncols && columns; c++) {
+    if (!columns[c]) continue;
+    int32_t rc = st_result_copy_column(r, c, columns[c], size_t(st_result_column_bytes(r, c)));
+    if (rc == ST_OK && r->plan->col_dtype[size_t(c)] == ST_STRING) {
+      rc = offsets && offsets[c] ? st_result_copy_string_offsets(r, c, offsets[c], size_t(st_result_column_length(r, c) + 1))
+                                 : ST_ERR_ARGUMENT;
+    }
+    if (rc != ST_OK) return rc;
+  }
+  for (int64_t p = 0; p < r->plan->nparts && partitions; p++) {
+    if (!partitions[p]) continue;
+    const int32_t rc = st_result_copy_partition(r, p, partitions[p], size_t(st_result_partition_length(r, p)));
+    if (rc != ST_OK) return rc;
+  }
+  return ST_OK;
+}
+
 }  // extern "C"

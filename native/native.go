@@ -562,14 +562,20 @@ func maxLendBlock(total int) int {
 	return max(limit, (total+7)/8)
 }
 
-// LentBlocks returns the memory lent to the engine for this decode, which
-// the outputs decoded in place are slices of, or nil if nothing was lent.
-// It is for Plan.Recycle, once nothing uses the outputs any more.
+// LentBlocks returns the pool's blocks this decode's outputs may be
+// slices of: the memory lent to the engine, which the outputs decoded in
+// place are slices of, and the block the others were copied out into in
+// one call when it came from the pool (copyOut); nil if none. It is for
+// Plan.Recycle, once nothing uses the outputs any more.
 func (r *Result) LentBlocks() [][]byte {
-	if r.lent == nil {
-		return nil
+	var blocks [][]byte
+	if r.lent != nil {
+		blocks = r.lent.blocks
 	}
-	return r.lent.blocks
+	if r.copied != nil && r.copied.pooled != nil {
+		blocks = append(blocks[:len(blocks):len(blocks)], r.copied.pooled)
+	}
+	return blocks
 }
 
 // output is what to pass the engine: nil lends nothing.
@@ -608,6 +614,11 @@ type Result struct {
 	// is in place.
 	cols  [][3]int64
 	parts [][2]int64
+	// copied holds the outputs copied out in one call (copyOut), once the
+	// first output to copy out was asked for; nil before, or when the
+	// outputs to copy are too large to copy at once.
+	copied     *copiedOutputs
+	copyChosen bool // whether copyOut has decided
 }
 
 func newResult(r *C.st_result, plan *Plan) *Result {
@@ -663,7 +674,7 @@ func (r *Result) Column(c int, dtype uint8) (any, error) {
 	}
 	n, nb := int(r.cols[c][0]), int(r.cols[c][1])
 	defer runtime.KeepAlive(r)
-	if r.lent != nil && r.lent.keep && r.cols[c][2] == 1 {
+	if r.columnInPlace(c) {
 		if lc := r.lent.cols[c]; lc.dtype == dtype && n <= lc.n {
 			if v := typedSlice(dtype, lc.p, n); v != nil {
 				testhook.LentInPlace.Add(1)
@@ -672,6 +683,11 @@ func (r *Result) Column(c int, dtype uint8) (any, error) {
 		}
 	}
 	r.countCopied()
+	if p := r.copyOut().values(c); p != nil && dtype == r.plan.dtypes[c] && nb == n*elemSize(dtype) {
+		if v := typedSlice(dtype, p, n); v != nil {
+			return v, nil
+		}
+	}
 	var out any
 	var ptr unsafe.Pointer
 	switch dtype {
@@ -739,13 +755,16 @@ func (r *Result) Strings(c int) (data []byte, offsets []int64, err error) {
 	}
 	n, nb := int(r.cols[c][0]), int(r.cols[c][1])
 	defer runtime.KeepAlive(r)
-	if r.lent != nil && r.lent.keep && r.cols[c][2] == 1 {
+	if r.columnInPlace(c) {
 		if lc := r.lent.cols[c]; lc.dtype == C.ST_STRING && lc.n >= nb && len(r.lent.offs[c]) >= n+1 {
 			testhook.LentInPlace.Add(1)
 			return unsafe.Slice((*byte)(lc.p), nb), r.lent.offs[c][: n+1 : n+1], nil
 		}
 	}
 	r.countCopied()
+	if cp := r.copyOut(); cp.values(c) != nil && r.plan.dtypes[c] == C.ST_STRING {
+		return unsafe.Slice((*byte)(cp.values(c)), nb), cp.words(len(r.cols)+c, n+1), nil
+	}
 	data = make([]byte, nb)
 	offsets = make([]int64, n+1)
 	if nb > 0 {
@@ -769,11 +788,14 @@ func (r *Result) Splits(p int) ([]int64, error) {
 	}
 	n := int(r.parts[p][0])
 	defer runtime.KeepAlive(r)
-	if r.lent != nil && r.lent.keep && r.parts[p][1] == 1 && len(r.lent.parts[p]) >= n {
+	if r.partitionInPlace(p) && len(r.lent.parts[p]) >= n {
 		testhook.LentInPlace.Add(1)
 		return r.lent.parts[p][:n:n], nil
 	}
 	r.countCopied()
+	if s := r.copyOut().words(2*len(r.cols)+p, n); s != nil {
+		return s, nil
+	}
 	s := make([]int64, n)
 	if rc := C.st_result_copy_partition(r.r, C.int64_t(p), (*C.int64_t)(unsafe.Pointer(&s[0])), C.size_t(n)); rc != 0 {
 		return nil, fmt.Errorf("%w: partition %d (code %d)", errCopy, p, int(rc))
@@ -782,6 +804,149 @@ func (r *Result) Splits(p int) ([]int64, error) {
 		C.st_result_release_partition(r.r, C.int64_t(p))
 	}
 	return s, nil
+}
+
+// columnInPlace and partitionInPlace tell whether column c or partition
+// p lies complete in the buffers lent to the engine, to be handed out
+// where it is.
+func (r *Result) columnInPlace(c int) bool {
+	return r.lent != nil && r.lent.keep && r.cols[c][2] == 1
+}
+
+func (r *Result) partitionInPlace(p int) bool {
+	return r.lent != nil && r.lent.keep && r.parts[p][1] == 1
+}
+
+// copyAllBytes is the size up to which the outputs a result copies out
+// of engine memory are copied in one call into one block of Go memory
+// (copyOut), rather than each in a call into a slice of its own. A batch
+// of a few records of a wide schema has hundreds of small outputs: a cgo
+// call and an allocation each were most of the cost of decoding one
+// record of six hundred leaves (see decode's small-batch benchmark). The
+// bound keeps a large result from holding two copies of its output at
+// once (each large output's engine buffer is released as soon as it is
+// copied, see releaseBytes); an output kept keeps the whole block, which
+// for a result this small is little.
+const copyAllBytes = 8 << 20
+
+// copyPoolMinBytes is the size from which copyOut takes its block from
+// the pool of lent blocks: the runtime's largest small allocation.
+const copyPoolMinBytes = 32 << 10
+
+// copiedOutputs are the outputs of a result copied out in one call, each
+// a stretch of one block of 8-byte words: per column the word its value
+// bytes start at (and a string column's offsets), per partition its
+// splits', or -1 for those not copied (in place in lent buffers). Word
+// indices rather than slices: a wide schema's hundreds of slice headers
+// would be as many pointers more for the collector to scan.
+type copiedOutputs struct {
+	block  []int64
+	pooled []byte  // the block as the pool lent it, or nil
+	at     []int32 // per column its values, then per column its offsets, then per partition its splits
+}
+
+// values returns the address of column c's copied value bytes, or nil.
+func (cp *copiedOutputs) values(c int) unsafe.Pointer {
+	if cp == nil || cp.at[c] < 0 {
+		return nil
+	}
+	return unsafe.Pointer(&cp.block[cp.at[c]])
+}
+
+// words returns the n words at index k of at, or nil when not copied.
+func (cp *copiedOutputs) words(k, n int) []int64 {
+	if cp == nil || cp.at[k] < 0 {
+		return nil
+	}
+	at := int(cp.at[k])
+	return cp.block[at : at+n : at+n]
+}
+
+// copyOut copies every output not in place out of engine memory in one
+// call, the first time one is asked for, if they fit in copyAllBytes,
+// and returns them; nil when they do not (each is then copied on its
+// own) or the copy failed (each then reports its own error).
+func (r *Result) copyOut() *copiedOutputs {
+	if r.copyChosen {
+		return r.copied
+	}
+	r.copyChosen = true
+	limit := copyAllBytes
+	if v := testhook.CopyAllBytes.Load(); v != 0 {
+		limit = int(v)
+	}
+	if limit < 0 {
+		return nil
+	}
+	nc, np := len(r.cols), len(r.parts)
+	cp := &copiedOutputs{at: make([]int32, 2*nc+np)}
+	words := 0
+	place := func(k, n int) {
+		cp.at[k] = int32(words)
+		words += n
+	}
+	for c := range r.cols {
+		cp.at[c], cp.at[nc+c] = -1, -1
+		if r.columnInPlace(c) {
+			continue
+		}
+		place(c, (int(r.cols[c][1])+7)/8)
+		if r.plan.dtypes[c] == C.ST_STRING {
+			place(nc+c, int(r.cols[c][0])+1)
+		}
+		if words > limit/8 {
+			return nil
+		}
+	}
+	for p := range r.parts {
+		cp.at[2*nc+p] = -1
+		if r.partitionInPlace(p) || r.parts[p][0] < 1 {
+			continue
+		}
+		place(2*nc+p, int(r.parts[p][0]))
+		if words > limit/8 {
+			return nil
+		}
+	}
+	// One word more: an empty output's address is still inside the block.
+	// A block past the runtime's small sizes comes from the pool of lent
+	// blocks: a fresh large allocation is memory the runtime may have
+	// returned to the operating system, faulted in again page by page
+	// (wide sparse records in batches of a few hundred: a third of the
+	// decode), where a pooled block is resident; it comes back to the
+	// pool as lent blocks do, and Recycle hands it back.
+	if bytes := 8 * (words + 1); bytes >= copyPoolMinBytes {
+		b := takeBlocks(bytes)[0]
+		cp.pooled = b
+		testhook.CopiedIntoPooled.Add(1)
+		cp.block = unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(b))), words+1)
+	} else {
+		cp.block = makeUncleared[int64](words + 1)
+	}
+	mem := C.calloc(C.size_t(2*nc+np+1), C.size_t(unsafe.Sizeof(uintptr(0))))
+	if mem == nil {
+		return nil
+	}
+	// The C arrays hold pointers into the block: pinned while they do (the
+	// engine keeps none of them after the call), freed before unpinning.
+	var pin runtime.Pinner
+	pin.Pin(&cp.block[0])
+	dst := unsafe.Slice((*unsafe.Pointer)(mem), 2*nc+np)
+	for k, at := range cp.at {
+		if at >= 0 {
+			dst[k] = unsafe.Pointer(&cp.block[at])
+		}
+	}
+	w := unsafe.Sizeof(uintptr(0))
+	rc := C.st_result_copy_outputs(r.r, (*unsafe.Pointer)(mem), (**C.int64_t)(unsafe.Add(mem, uintptr(nc)*w)), (**C.int64_t)(unsafe.Add(mem, uintptr(2*nc)*w)))
+	C.free(mem)
+	pin.Unpin()
+	if rc != 0 {
+		return nil
+	}
+	testhook.CopiedAtOnce.Add(1)
+	r.copied = cp
+	return cp
 }
 
 // countCopied counts an output of a decode that lent buffers copied out

@@ -23,22 +23,25 @@ func init() {
 		}
 		return p
 	}
-	unchecked.StringTensor = func(data []byte, offsets []int64, utf8 bool) any {
-		t := &Tensor{dtype: String, shape: Shape{len(offsets) - 1}, strData: data, strOffsets: offsets, utf8: utf8}
-		checkInvariants(t)
-		return t
+	unchecked.StringTensor = func(slab any, data []byte, offsets []int64, utf8 bool) any {
+		b := take(&slabOf(slab).strings)
+		b.shape[0] = len(offsets) - 1
+		b.t = Tensor{dtype: String, shape: b.shape[:], strData: data, strOffsets: offsets, utf8: utf8}
+		checkInvariants(&b.t)
+		return &b.t
 	}
-	unchecked.Column = func(values any, splits []int64) any {
+	unchecked.Column = func(slab any, values any, splits []int64) any {
+		s := slabOf(slab)
 		if splits == nil {
 			if t, ok := values.(*Tensor); ok {
 				return t
 			}
-			b := new(vectorBlock)
+			b := take(&s.vectors)
 			b.t.setVector(values, b.shape[:])
 			checkInvariants(&b.t)
 			return &b.t
 		}
-		b := new(raggedBlock)
+		b := take(&s.ragged)
 		t, ok := values.(*Tensor)
 		if !ok {
 			t = &b.t
@@ -50,8 +53,8 @@ func init() {
 		checkInvariants(&b.r)
 		return &b.r
 	}
-	unchecked.Struct = func(nrows int, splits []int64, fields any, index map[string]int) any {
-		b := new(structBlock)
+	unchecked.Struct = func(slab any, nrows int, splits []int64, fields any, index map[string]int) any {
+		b := take(&slabOf(slab).structs)
 		b.st = StructTensor{rank: 1, nrows: nrows, fields: fields.([]Field), index: index}
 		if splits != nil {
 			b.p.setSplits(splits)
@@ -61,11 +64,52 @@ func init() {
 		checkInvariants(&b.st)
 		return &b.st
 	}
+	unchecked.Slab = func(ragged, vectors, strings, structs int) any {
+		return &valueSlab{
+			ragged:  make([]raggedBlock, ragged),
+			vectors: make([]vectorBlock, vectors),
+			strings: make([]stringBlock, strings),
+			structs: make([]structBlock, structs),
+		}
+	}
 }
 
-// vectorBlock, raggedBlock and structBlock are the single allocations of
-// unchecked.Column and unchecked.Struct: a value with the parts it points
-// to (a pointer into the block keeps all of it).
+// valueSlab is unchecked.Slab's room: values of each kind, handed out
+// from the front.
+type valueSlab struct {
+	ragged  []raggedBlock
+	vectors []vectorBlock
+	strings []stringBlock
+	structs []structBlock
+}
+
+// slabOf returns the *valueSlab in slab, or an empty one when slab is
+// nil (values then allocated alone; an empty slab is never written, so
+// one serves every caller).
+func slabOf(slab any) *valueSlab {
+	if s, ok := slab.(*valueSlab); ok {
+		return s
+	}
+	return &noRoom
+}
+
+var noRoom valueSlab
+
+// take hands out the first element of *room, or a new one when it is
+// empty.
+func take[T any](room *[]T) *T {
+	if len(*room) == 0 {
+		return new(T)
+	}
+	b := &(*room)[0]
+	*room = (*room)[1:]
+	return b
+}
+
+// vectorBlock, raggedBlock, stringBlock and structBlock are the single
+// allocations of unchecked.Column, unchecked.StringTensor and
+// unchecked.Struct, or their places in a slab: a value with the parts it
+// points to (a pointer into the block keeps all of it).
 type vectorBlock struct {
 	t     Tensor
 	shape [1]int
@@ -76,6 +120,11 @@ type raggedBlock struct {
 	t     Tensor
 	p     RowPartition
 	parts [1]*RowPartition
+	shape [1]int
+}
+
+type stringBlock struct {
+	t     Tensor
 	shape [1]int
 }
 

@@ -8,8 +8,20 @@ import (
 )
 
 // The one-allocation constructors package decode builds its outputs with
-// give the same values as the public constructors.
+// give the same values as the public constructors, alone, in a slab with
+// room for them and in a slab without.
 func TestUncheckedConstructorsMatchPublicOnes(t *testing.T) {
+	slabs := map[string]func() any{
+		"alone":   func() any { return nil },
+		"slab":    func() any { return unchecked.Slab(1, 1, 1, 1) },
+		"no room": func() any { return unchecked.Slab(0, 0, 0, 0) },
+	}
+	for name, slab := range slabs {
+		t.Run(name, func(t *testing.T) { testUncheckedConstructors(t, slab) })
+	}
+}
+
+func testUncheckedConstructors(t *testing.T, newSlab func() any) {
 	splits := []int64{0, 2, 2, 3}
 	cases := []struct {
 		name string
@@ -23,7 +35,7 @@ func TestUncheckedConstructorsMatchPublicOnes(t *testing.T) {
 		{"int64", []int64{1, -2, 3}, func() (*structtensor.Tensor, error) { return structtensor.NewTensor(nil, []int64{1, -2, 3}) }},
 		{"uint64", []uint64{1, 2, 3}, func() (*structtensor.Tensor, error) { return structtensor.NewTensor(nil, []uint64{1, 2, 3}) }},
 		{"float64", []float64{1, 2.5, 3}, func() (*structtensor.Tensor, error) { return structtensor.NewTensor(nil, []float64{1, 2.5, 3}) }},
-		{"string", unchecked.StringTensor([]byte("abc"), []int64{0, 1, 1, 3}, true), func() (*structtensor.Tensor, error) {
+		{"string", unchecked.StringTensor(newSlab(), []byte("abc"), []int64{0, 1, 1, 3}, true), func() (*structtensor.Tensor, error) {
 			return structtensor.NewTensor(nil, []string{"a", "", "bc"})
 		}},
 	}
@@ -33,15 +45,22 @@ func TestUncheckedConstructorsMatchPublicOnes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := unchecked.Column(c.vals, nil).(structtensor.Value); !structtensor.Equal(got, want) {
+			slab := newSlab()
+			if got := unchecked.Column(slab, c.vals, nil).(structtensor.Value); !structtensor.Equal(got, want) {
 				t.Errorf("Column(%v, nil) = %v, want %v", c.vals, got, want)
 			}
 			wantRagged, err := structtensor.NewRaggedFromSplits(want, splits)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := unchecked.Column(c.vals, splits).(structtensor.Value); !structtensor.Equal(got, wantRagged) {
+			got := unchecked.Column(slab, c.vals, splits).(structtensor.Value)
+			if !structtensor.Equal(got, wantRagged) {
 				t.Errorf("Column(%v, %v) = %v, want %v", c.vals, splits, got, wantRagged)
+			}
+			// A second value from the same slab is one of its own.
+			other := unchecked.Column(slab, c.vals, []int64{0, 3}).(structtensor.Value)
+			if !structtensor.Equal(got, wantRagged) || other.NumRows() != 1 {
+				t.Errorf("a second ragged column from the slab changed the first: %v, or is wrong: %v", got, other)
 			}
 		})
 	}
@@ -56,7 +75,8 @@ func TestUncheckedConstructorsMatchPublicOnes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := unchecked.Struct(3, nil, fields, index).(structtensor.Value); !structtensor.Equal(got, want) {
+	slab := newSlab()
+	if got := unchecked.Struct(slab, 3, nil, fields, index).(structtensor.Value); !structtensor.Equal(got, want) {
 		t.Errorf("Struct(3, nil) = %v, want %v", got, want)
 	}
 	part, err := structtensor.NewRowSplits(splits)
@@ -67,7 +87,7 @@ func TestUncheckedConstructorsMatchPublicOnes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := unchecked.Struct(3, splits, fields, index).(*structtensor.StructTensor)
+	got := unchecked.Struct(slab, 3, splits, fields, index).(*structtensor.StructTensor)
 	if !structtensor.Equal(got, want) {
 		t.Errorf("Struct(3, %v) = %v, want %v", splits, got, want)
 	}

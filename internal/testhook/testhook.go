@@ -81,3 +81,14 @@ var DeferSplits func(mode int)
 // slowed down until the batch's first split (so that one happens): the
 // output must not depend on it.
 var Steal func(mode int)
+
+// CopyAllBytes, when non-zero, replaces the size up to which package
+// native copies a result's outputs out of engine memory in one call into
+// one block (negative: never, each output is copied on its own), so that
+// tests decode the same batch both ways.
+var CopyAllBytes atomic.Int64
+
+// CopiedAtOnce counts, process-wide, the results package native copied
+// out in one call, and of those CopiedIntoPooled the ones whose block it
+// took from its pool of lent blocks.
+var CopiedAtOnce, CopiedIntoPooled atomic.Int64

@@ -281,6 +281,18 @@ int32_t st_result_copy_string_offsets(const st_result* r, int64_t column, int64_
 /* Number of row splits of a partition (rows + 1). */
 int64_t st_result_partition_length(const st_result* r, int64_t partition);
 int32_t st_result_copy_partition(const st_result* r, int64_t partition, int64_t* dst, size_t dst_len);
+/* st_result_copy_outputs copies several outputs in one call, for a caller
+ * that takes every output of a small batch (a few hundred columns cost a
+ * few hundred calls otherwise): for every column c whose columns[c] is not
+ * NULL its value data into columns[c] (st_result_column_bytes bytes) and,
+ * for a string column, its offsets into offsets[c] (length + 1 of them;
+ * offsets may be NULL when no string column is copied), and for every
+ * partition p whose partitions[p] is not NULL its splits (as
+ * st_result_copy_partition). Each array has one entry per column or
+ * partition of the plan. Returns 0 or the first error code, outputs
+ * before it copied. */
+int32_t st_result_copy_outputs(const st_result* r, void* const* columns, int64_t* const* offsets,
+                               int64_t* const* partitions);
 /* Free a column's or a partition's engine memory once it has been copied
  * out, so that a large batch never holds two full copies of its output.
  * Afterwards the column or partition reads as empty. Optional: small
