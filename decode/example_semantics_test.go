@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	tfexample "github.com/wamuir/graft/tensorflow/core/example/example_protos_go_proto"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -283,6 +284,46 @@ func TestExampleCopiesOutOnEveryThread(t *testing.T) {
 	}
 	if native.ExampleSharedCopies() == before {
 		t.Fatal("no copy-out was shared among threads")
+	}
+}
+
+// TestExampleFirstErrorOnEveryThread decodes, on one to four threads,
+// a batch whose first record and a record at the start of every later
+// chunk are bad, the thread taking the first chunk held back so that
+// the later chunks fail first: the error must be the first record's, as
+// on one thread. (The skip of the chunks after a failed one once skipped
+// the first chunk too, when its thread came to claim it after another
+// chunk had failed, and the batch reported a later record's error: a
+// clean-clone CI run caught it, three threads, one run in several.)
+func TestExampleFirstErrorOnEveryThread(t *testing.T) {
+	usualExamplePath(t)
+	plan := mustCompileExample(t, &ExampleSpec{Features: map[string]Feature{"x": {Kind: FixedLen, DType: structtensor.Int64}}})
+	good := example(entry("x", int64Feature(lenField(nil, 1, varints(7)))))
+	empty := example(entry("x", int64Feature(nil)))                                   // no value, its shape holds 1
+	bytesList := example(entry("x", lenField(nil, 1, lenField(nil, 1, []byte("b"))))) // a bytes_list
+	const n = 200_000
+	recs := make([][]byte, n)
+	for i := range recs {
+		recs[i] = good
+	}
+	recs[0] = empty
+	for _, at := range []int{n / 4, n / 3, n / 2, 2 * n / 3, 3 * n / 4} {
+		for k := range 64 {
+			recs[at+k] = bytesList
+		}
+	}
+	_, want := plan.Decode(recs, DecodeOptions{Threads: 1})
+	var re *RecordError
+	if !errors.As(want, &re) || re.Record != 0 || !errors.Is(want, ErrFeatureShape) {
+		t.Fatalf("on one thread: %v, want a shape error at record 0", want)
+	}
+	native.DelayExampleClaim(20 * time.Millisecond)
+	defer native.DelayExampleClaim(0)
+	for _, threads := range []int{2, 3, 4} {
+		_, err := plan.Decode(recs, DecodeOptions{Threads: threads})
+		if err == nil || err.Error() != want.Error() {
+			t.Errorf("%d threads: error %v, on one thread %v", threads, err, want)
+		}
 	}
 }
 

@@ -563,6 +563,7 @@ struct Chunk {
   std::atomic<int64_t> run_hi{0};
   std::atomic<int64_t> at{0};
   bool claimed = false;    // a thread runs it or will (guarded by ChunkOrder::mu)
+  bool chunk_failed = false;  // its run ended failed (guarded by ChunkOrder::mu)
   size_t held = 0;         // the bytes its buffers hold, in the plan's pool
   bool slow_walk = false;  // split modes 2 and 3 (split_mode)
 
@@ -1431,7 +1432,7 @@ std::unique_ptr<Chunk> take_chunk(const st_example_plan* plan) {
   c->split.store(kSplitClosed, std::memory_order_relaxed);
   c->split_answer.store(kSplitPending, std::memory_order_relaxed);
   c->split_tail = nullptr;
-  c->claimed = false;
+  c->claimed = c->chunk_failed = false;
   c->slow_walk = false;
   return std::unique_ptr<Chunk>(c);
 }
@@ -1450,6 +1451,10 @@ std::unique_ptr<Chunk> take_chunk(const st_example_plan* plan) {
 // own, so a split moves no output: the copy-out reads the chunks in that
 // order.
 
+// claim_delay_us delays the claim of a batch's first chunk
+// (st_test_example_claim_delay).
+std::atomic<int32_t> claim_delay_us{0};
+
 // ChunkOrder is a batch's chunks in record order, the splits' tails among
 // them, and what splitting them needs.
 struct ChunkOrder {
@@ -1459,6 +1464,18 @@ struct ChunkOrder {
   std::mutex mu;
   std::vector<Chunk*> chunks;                 // (guarded by mu)
   std::vector<std::unique_ptr<Chunk>> tails;  // the splits' (guarded by mu)
+
+  // preceded_by_failure tells whether a chunk that failed comes before c
+  // (under mu): c's output would be discarded, its error not the first.
+  // Only such a chunk may be skipped: one before the first failure must
+  // run, or a later record's error would be reported as the batch's.
+  bool preceded_by_failure(const Chunk* c) const {
+    for (const Chunk* e : chunks) {
+      if (e == c) return false;
+      if (e->chunk_failed) return true;
+    }
+    return false;
+  }
 };
 
 void Chunk::split_here(int64_t i) {
@@ -1617,7 +1634,11 @@ st_example_result* decode_batch(const st_example_plan* plan, int64_t n, const st
         std::snprintf(ch.err.message, sizeof ch.err.message, "out of memory");
       }
       ch.end_splitting();
-      if (ch.failed) order.failed = true;
+      if (ch.failed) {
+        std::lock_guard<std::mutex> lock(order.mu);
+        ch.chunk_failed = true;
+        order.failed = true;
+      }
     };
     if (nchunks == 1) {
       run(*res->chunks[0]);
@@ -1634,9 +1655,14 @@ st_example_result* decode_batch(const st_example_plan* plan, int64_t n, const st
           const int64_t c = next.fetch_add(1);
           if (c < nchunks) {
             Chunk& ch = *res->chunks[size_t(c)];
+            if (c == 0) {
+              if (const int32_t us = claim_delay_us.load(std::memory_order_relaxed)) {
+                std::this_thread::sleep_for(std::chrono::microseconds(us));
+              }
+            }
             {
               std::lock_guard<std::mutex> lock(order.mu);
-              if (order.failed.load(std::memory_order_relaxed)) continue;
+              if (order.preceded_by_failure(&ch)) continue;
               ch.claimed = true;
             }
             run(ch);
@@ -2249,5 +2275,7 @@ void st_test_example_stream_bytes(int64_t bytes) {
 }
 
 int64_t st_test_example_stream_fallbacks(void) { return stream_fallbacks.load(std::memory_order_relaxed); }
+
+void st_test_example_claim_delay(int32_t us) { claim_delay_us.store(std::max(us, 0), std::memory_order_relaxed); }
 
 }  // extern "C"

@@ -9,6 +9,7 @@ import "C"
 import (
 	"context"
 	"runtime"
+	"time"
 	"unsafe"
 
 	"github.com/structtensor/structtensor-go/internal/testhook"
@@ -258,6 +259,11 @@ func slotOutputs(base unsafe.Pointer, dtypes []uint8, sizes, at []int64) []SlotO
 // shared among several threads in this process: for tests of the
 // copy-out that runs on the engine's threads.
 func ExampleSharedCopies() int64 { return int64(C.st_test_example_shared_copies()) }
+
+// DelayExampleClaim makes the thread that takes a multi-threaded feature
+// decode's first chunk wait d before claiming it (0: none): for the test
+// that a later chunk failing first does not make its error the batch's.
+func DelayExampleClaim(d time.Duration) { C.st_test_example_claim_delay(C.int32_t(d.Microseconds())) }
 
 func init() {
 	testhook.ExampleStretchBytes = func(bytes int64) { C.st_test_example_stream_bytes(C.int64_t(bytes)) }

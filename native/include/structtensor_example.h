@@ -126,6 +126,10 @@ int64_t st_test_example_shared_copies(void);
 void st_test_example_stream_bytes(int64_t bytes);
 /* For tests: how many decodes into a block found it too small. */
 int64_t st_test_example_stream_fallbacks(void);
+/* For tests: the thread that takes a multi-threaded decode's first chunk
+ * waits us microseconds before claiming it (0: none), so that a later
+ * chunk fails first, as a slow start of that thread may have it. */
+void st_test_example_claim_delay(int32_t us);
 
 #ifdef __cplusplus
 }
