@@ -14,17 +14,9 @@ import (
 // schema and compares ToValue of the result with the reference decoder,
 // and the result's Spec with Plan.Spec.
 func TestDecodeMatchesReference(t *testing.T) {
-	d := testDescriptors(t)
 	for _, name := range testMessages {
 		t.Run(name, func(t *testing.T) {
-			md, err := d.Message(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan, err := Compile(d, name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			plan, md := compiledMessage(t, name)
 			rapid.Check(t, func(rt *rapid.T) {
 				n := rapid.IntRange(0, 6).Draw(rt, "records")
 				records := make([][]byte, n)

@@ -20,17 +20,9 @@ import (
 // the same StructTensor. Recursive schemas are compiled with their
 // recursion cut by default, so the generator stays within the cut depth.
 func TestEncodeRoundTrip(t *testing.T) {
-	d := testDescriptors(t)
 	for _, name := range testMessages {
 		t.Run(name, func(t *testing.T) {
-			md, err := d.Message(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan, err := Compile(d, name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			plan, md := compiledMessage(t, name)
 			rapid.Check(t, func(rt *rapid.T) {
 				n := rapid.IntRange(0, 4).Draw(rt, "records")
 				msgs := make([]*dynamicpb.Message, n)
