@@ -644,16 +644,6 @@ struct SplitBatch {
     write_helpers.fetch_sub(1);
     return w != nullptr;
   }
-
-  // preceded_by_failure tells whether a chunk that failed comes before d
-  // (under mu): d's output would be discarded, its error not the first.
-  bool preceded_by_failure(const Decoder* d) const {
-    for (const Decoder* e : order) {
-      if (e == d) return false;
-      if (e->chunk_failed) return true;
-    }
-    return false;
-  }
 };
 
 void Decoder::slow_down() {
@@ -1068,7 +1058,7 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
             Decoder& d = *res->chunks[size_t(k)];
             {
               std::lock_guard<std::mutex> lock(batch.mu);
-              if (batch.preceded_by_failure(&d)) continue;
+              if (structtensor_engine::preceded_by_failure<Decoder>(batch.order, &d)) continue;
               d.claimed = true;
             }
             run_chunk(d, bounds[size_t(k)]);

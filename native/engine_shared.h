@@ -87,6 +87,20 @@ inline void wait_for_answer(int spins) {
   }
 }
 
+// preceded_by_failure tells whether a chunk that failed comes before c in
+// order (record order; under the lock that guards it and each chunk's
+// chunk_failed): c's output would be discarded, its error not the first.
+// Only such a chunk may be skipped; one before the first failure must
+// run, or a later record's error would be reported as the batch's.
+template <class C>
+bool preceded_by_failure(const std::vector<C*>& order, const C* c) {
+  for (const C* e : order) {
+    if (e == c) return false;
+    if (e->chunk_failed) return true;
+  }
+  return false;
+}
+
 // ask_for_split is a thread's turn at splitting, done with its chunks:
 // it asks the chunk of order (record order, guarded by mu) with the most
 // input left (prefix: the records' bytes' prefix sums) to split, offering

@@ -1464,18 +1464,6 @@ struct ChunkOrder {
   std::mutex mu;
   std::vector<Chunk*> chunks;                 // (guarded by mu)
   std::vector<std::unique_ptr<Chunk>> tails;  // the splits' (guarded by mu)
-
-  // preceded_by_failure tells whether a chunk that failed comes before c
-  // (under mu): c's output would be discarded, its error not the first.
-  // Only such a chunk may be skipped: one before the first failure must
-  // run, or a later record's error would be reported as the batch's.
-  bool preceded_by_failure(const Chunk* c) const {
-    for (const Chunk* e : chunks) {
-      if (e == c) return false;
-      if (e->chunk_failed) return true;
-    }
-    return false;
-  }
 };
 
 void Chunk::split_here(int64_t i) {
@@ -1662,7 +1650,7 @@ st_example_result* decode_batch(const st_example_plan* plan, int64_t n, const st
             }
             {
               std::lock_guard<std::mutex> lock(order.mu);
-              if (order.preceded_by_failure(&ch)) continue;
+              if (structtensor_engine::preceded_by_failure<Chunk>(order.chunks, &ch)) continue;
               ch.claimed = true;
             }
             run(ch);
