@@ -40,6 +40,15 @@ int32_t default_threads() {
 // (their share is done by whoever is free), so a pool of any size,
 // even none (a thread that cannot start), only changes the speed. It is
 // never destroyed: its threads may outlive static destructors at exit.
+//
+// A helper sleeps as soon as its job is done. Waking it took 50 us on
+// average in a KVM guest (cpuidle haltpoll), from the job queued to the
+// helper taking it; a decode on two threads runs the pool two to four
+// times a batch. Helpers that spun for up to 200 us after a job before
+// sleeping took the next in 7-8 us, and 8 MB batches of flat records
+// back to back ran up to 4% faster, but with the process's CPUs busy or
+// idle for 14 ms between calls (as when two decoders alternate) they
+// gained nothing and the spins cost CPU time (Intel Xeon model 167).
 class Workers {
  public:
   static Workers& get() {
