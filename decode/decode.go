@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/structtensor/structtensor-go/internal/optarg"
+	"github.com/structtensor/structtensor-go/internal/testhook"
 	"github.com/structtensor/structtensor-go/internal/unchecked"
 	"github.com/structtensor/structtensor-go/native"
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -54,7 +55,7 @@ func (p *Plan) DecodeContext(ctx context.Context, records [][]byte, opts ...Deco
 		return nil, p.wrap(ctx, err)
 	}
 	defer res.Free()
-	return p.buildRecyclable(res)
+	return p.build(res)
 }
 
 // DecodeContiguous decodes the records data[offsets[i]:offsets[i+1]] for i
@@ -78,7 +79,7 @@ func (p *Plan) DecodeContiguousContext(ctx context.Context, data []byte, offsets
 		return nil, p.wrap(ctx, err)
 	}
 	defer res.Free()
-	return p.buildRecyclable(res)
+	return p.build(res)
 }
 
 // wrap turns an engine error into this package's errors, naming a field
@@ -165,35 +166,38 @@ func (p *Plan) nameUnprojected(msg string) string {
 	return out
 }
 
-// build assembles the StructTensor from the engine's columns: one copy
-// of each column into Go memory, then the value model's constructors,
-// which share those buffers.
-// buildRecyclable is build, remembering the memory the output was decoded
-// into for Recycle.
-func (p *Plan) buildRecyclable(res *native.Result) (*structtensor.StructTensor, error) {
-	st, err := p.build(res)
-	if err == nil {
-		p.recent.add(st, res.LentBlocks())
-	}
-	return st, err
-}
-
+// build assembles the StructTensor from the engine's columns, which the
+// value model's constructors share, and remembers the memory it is made
+// of for Recycle.
 func (p *Plan) build(res *native.Result) (*structtensor.StructTensor, error) {
 	b := p.newBuilder()
-	return b.node(res, 0, res.NumRecords(), nil)
+	st, err := b.node(res, 0, res.NumRecords(), nil)
+	if err != nil {
+		p.recent.spareRoom(b.room) // nothing the caller holds is in it
+		return nil, err
+	}
+	p.recent.add(st, res.LentBlocks(), b.room)
+	return st, nil
 }
 
 // builder builds one batch's StructTensor: its values placed in one slab
-// (unchecked.Slab) and every struct's fields in one slice.
+// (unchecked.Slab) and every struct's fields in one slice of it.
 type builder struct {
 	p      *Plan
-	slab   any
+	room   *unchecked.Room
 	fields []structtensor.Field
 }
 
-// newBuilder counts the values a batch's StructTensor is made of (each
-// node of the plan is one struct of the output) and makes room for them.
+// newBuilder makes room for the values a batch's StructTensor is made
+// of: the room of a recycled output (Recycle), or a new slab of the
+// plan's count of them (each node of the plan is one struct of the
+// output).
 func (p *Plan) newBuilder() *builder {
+	if room := p.recent.takeRoom(); room != nil {
+		unchecked.ReuseSlab(room)
+		testhook.SlabsReused.Add(1)
+		return &builder{p: p, room: room, fields: unchecked.SlabFields(room).([]structtensor.Field)}
+	}
 	var ragged, vectors, strings, fields int
 	for _, n := range p.nodes {
 		fields += len(n.fields)
@@ -211,7 +215,8 @@ func (p *Plan) newBuilder() *builder {
 			}
 		}
 	}
-	return &builder{p: p, slab: unchecked.Slab(ragged, vectors, strings, len(p.nodes)), fields: make([]structtensor.Field, fields)}
+	room := unchecked.Slab(ragged, vectors, strings, len(p.nodes), fields)
+	return &builder{p: p, room: room, fields: unchecked.SlabFields(room).([]structtensor.Field)}
 }
 
 // node builds node's struct of nrows rows, split by splits when they are
@@ -260,7 +265,7 @@ func (b *builder) node(res *native.Result, node, nrows int, splits []int64) (*st
 		}
 		fields[i] = structtensor.Field{Name: f.name, Value: v}
 	}
-	return unchecked.Struct(b.slab, nrows, splits, fields, index).(*structtensor.StructTensor), nil
+	return unchecked.Struct(b.room, nrows, splits, fields, index).(*structtensor.StructTensor), nil
 }
 
 // column builds field f's value: its column of count values, split by
@@ -280,7 +285,7 @@ func (b *builder) column(res *native.Result, f *planField, count int, splits []i
 			return nil, fmt.Errorf("decode: internal: field %q: %d string offsets do not span its %d bytes", f.name, len(offsets), len(data))
 		}
 		text := f.kind == protoreflect.StringKind && ((f.utf8 && p.flags&flagAcceptInvalidUTF8 == 0) || structtensor.ValidUTF8Strings(data, offsets))
-		vals = unchecked.StringTensor(b.slab, data, offsets, text)
+		vals = unchecked.StringTensor(b.room, data, offsets, text)
 	} else {
 		v, err := res.Column(f.column, uint8(dtype))
 		if err != nil {
@@ -288,7 +293,7 @@ func (b *builder) column(res *native.Result, f *planField, count int, splits []i
 		}
 		vals = v
 	}
-	v := unchecked.Column(b.slab, vals, splits).(structtensor.Value)
+	v := unchecked.Column(b.room, vals, splits).(structtensor.Value)
 	flat, ok := v.(*structtensor.Tensor)
 	if !ok {
 		flat = v.(*structtensor.Ragged).Values()

@@ -158,6 +158,15 @@
 // each output before the next may hand it back at once with
 // Plan.Recycle, which saves the wait for a collection; a Stream does so
 // itself with StreamOptions.ReuseMemory (each batch valid until the next).
+// Recycle also hands back the slab of the output's values, which the
+// plan's next batch is built in instead of a new one: on small batches,
+// whose cost is mostly those values (a record of a schema of hundreds of
+// leaves), that is half the time or less (decode's BenchmarkRecycle: one
+// record of wide sparse records 61 -> 26 us, of sparse nested ones 176 ->
+// 76 us, a tf.Example 5.7 -> 3.1 us; Intel Xeon model 167). The plan
+// finds the slab through the output's structs, which refer to it, by a
+// weak pointer: it keeps no output alive, and a slab some value still
+// holds is never handed out unless that output was recycled.
 //
 // Plan.MarshalBinary gives the plan's versioned byte form, which the
 // TensorFlow op carries as an attribute and UnmarshalPlan reads back,

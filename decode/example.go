@@ -333,7 +333,7 @@ func (p *ExamplePlan) finish(out []native.SlotOutput, block []byte, nrows int, i
 		p.native.Recycle(block) // nothing holds it
 		return nil, err
 	}
-	p.recent.add(st, [][]byte{block})
+	p.recent.add(st, [][]byte{block}, nil)
 	return st, nil
 }
 
@@ -347,7 +347,7 @@ func (p *ExamplePlan) Recycle(st *structtensor.StructTensor) {
 	if st == nil {
 		return
 	}
-	if blocks := p.recent.take(st); len(blocks) == 1 {
+	if blocks, _ := p.recent.take(st); len(blocks) == 1 {
 		p.native.Recycle(blocks[0])
 	}
 }

@@ -294,7 +294,7 @@ func recordsOf(t *testing.T, md protoreflect.MessageDescriptor, rng *rand.Rand, 
 // (their merge: singular fields and oneof members occur twice; maps only
 // in the first, whose keys the reference would merge), the rest one
 // random message.
-func mergedRecords(t *testing.T, md protoreflect.MessageDescriptor, rng *rand.Rand, n int) [][]byte {
+func mergedRecords(t testing.TB, md protoreflect.MessageDescriptor, rng *rand.Rand, n int) [][]byte {
 	t.Helper()
 	required := false
 	for i := range md.Fields().Len() {

@@ -33,7 +33,7 @@ func contiguous(records [][]byte) ([]byte, []int64) {
 
 // compiledMessage returns a plan of message, every field projected, and
 // its descriptor.
-func compiledMessage(t *testing.T, message string) (*Plan, protoreflect.MessageDescriptor) {
+func compiledMessage(t testing.TB, message string) (*Plan, protoreflect.MessageDescriptor) {
 	t.Helper()
 	d := testDescriptors(t)
 	md, err := d.Message(message)

@@ -37,11 +37,13 @@ func init() {
 				return t
 			}
 			b := take(&s.vectors)
+			b.t = Tensor{}
 			b.t.setVector(values, b.shape[:])
 			checkInvariants(&b.t)
 			return &b.t
 		}
 		b := take(&s.ragged)
+		b.t = Tensor{}
 		t, ok := values.(*Tensor)
 		if !ok {
 			t = &b.t
@@ -54,8 +56,9 @@ func init() {
 		return &b.r
 	}
 	unchecked.Struct = func(slab any, nrows int, splits []int64, fields any, index map[string]int) any {
+		room, _ := slab.(*unchecked.Room)
 		b := take(&slabOf(slab).structs)
-		b.st = StructTensor{rank: 1, nrows: nrows, fields: fields.([]Field), index: index}
+		*b = structBlock{st: StructTensor{rank: 1, nrows: nrows, fields: fields.([]Field), index: index}, room: room}
 		if splits != nil {
 			b.p.setSplits(splits)
 			b.parts[0] = &b.p
@@ -64,31 +67,46 @@ func init() {
 		checkInvariants(&b.st)
 		return &b.st
 	}
-	unchecked.Slab = func(ragged, vectors, strings, structs int) any {
-		return &valueSlab{
+	unchecked.Slab = func(ragged, vectors, strings, structs, fields int) *unchecked.Room {
+		s := &valueSlab{slabArrays: slabArrays{
 			ragged:  make([]raggedBlock, ragged),
 			vectors: make([]vectorBlock, vectors),
 			strings: make([]stringBlock, strings),
 			structs: make([]structBlock, structs),
-		}
+			fields:  make([]Field, fields),
+		}}
+		s.all = s.slabArrays
+		return &unchecked.Room{Impl: s}
+	}
+	unchecked.SlabFields = func(room *unchecked.Room) any { return room.Impl.(*valueSlab).all.fields }
+	unchecked.ReuseSlab = func(room *unchecked.Room) {
+		s := room.Impl.(*valueSlab)
+		s.slabArrays = s.all
 	}
 }
 
 // valueSlab is unchecked.Slab's room: values of each kind, handed out
-// from the front.
+// from the front (slabArrays), and the fields of its structs; all is the
+// whole room, to hand out again (unchecked.ReuseSlab).
 type valueSlab struct {
+	slabArrays
+	all slabArrays
+}
+
+type slabArrays struct {
 	ragged  []raggedBlock
 	vectors []vectorBlock
 	strings []stringBlock
 	structs []structBlock
+	fields  []Field
 }
 
 // slabOf returns the *valueSlab in slab, or an empty one when slab is
 // nil (values then allocated alone; an empty slab is never written, so
 // one serves every caller).
 func slabOf(slab any) *valueSlab {
-	if s, ok := slab.(*valueSlab); ok {
-		return s
+	if r, ok := slab.(*unchecked.Room); ok && r != nil {
+		return r.Impl.(*valueSlab)
 	}
 	return &noRoom
 }
@@ -132,6 +150,7 @@ type structBlock struct {
 	st    StructTensor
 	p     RowPartition
 	parts [1]*RowPartition
+	room  *unchecked.Room // the slab it was placed in, kept reachable by its structs
 }
 
 // setSplits makes p the partition of splits (shared, unchecked).

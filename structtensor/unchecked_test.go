@@ -9,12 +9,22 @@ import (
 
 // The one-allocation constructors package decode builds its outputs with
 // give the same values as the public constructors, alone, in a slab with
-// room for them and in a slab without.
+// room for them, in a slab without, and in a slab whose room held other
+// values before (a recycled output's, unchecked.ReuseSlab).
 func TestUncheckedConstructorsMatchPublicOnes(t *testing.T) {
 	slabs := map[string]func() any{
 		"alone":   func() any { return nil },
-		"slab":    func() any { return unchecked.Slab(1, 1, 1, 1) },
-		"no room": func() any { return unchecked.Slab(0, 0, 0, 0) },
+		"slab":    func() any { return unchecked.Slab(1, 1, 1, 1, 1) },
+		"no room": func() any { return unchecked.Slab(0, 0, 0, 0, 0) },
+		"reused": func() any {
+			room := unchecked.Slab(1, 1, 1, 1, 1)
+			old := unchecked.StringTensor(room, []byte("old"), []int64{0, 3}, true)
+			unchecked.Column(room, old, []int64{0, 0, 1})
+			unchecked.Column(room, []float64{-1}, nil)
+			unchecked.Struct(room, 2, []int64{0, 1, 1}, []structtensor.Field{{Name: "old", Value: old.(structtensor.Value)}}, map[string]int{"old": 0})
+			unchecked.ReuseSlab(room)
+			return room
+		},
 	}
 	for name, slab := range slabs {
 		t.Run(name, func(t *testing.T) { testUncheckedConstructors(t, slab) })

@@ -92,3 +92,7 @@ var CopyAllBytes atomic.Int64
 // out in one call, and of those CopiedIntoPooled the ones whose block it
 // took from its pool of lent blocks.
 var CopiedAtOnce, CopiedIntoPooled atomic.Int64
+
+// SlabsReused counts, process-wide, the StructTensors package decode
+// built in the room of a recycled one's values (Plan.Recycle).
+var SlabsReused atomic.Int64

@@ -49,10 +49,27 @@ var Struct func(slab any, nrows int, splits []int64, fields any, index map[strin
 // Slab returns room for the values of one StructTensor built with the
 // functions above: ragged columns, vector columns, string vectors and
 // structs, each kind in one allocation, handed out in turn (a value asked
-// for beyond the room is allocated alone). A batch of a schema of six
-// hundred leaves built its values in twelve hundred allocations; with a
-// slab it takes four. The cost is that any value kept keeps the slab's
-// every value, and so every buffer they share: a column kept keeps its
-// whole batch's output, as a column of a batch decoded into one lent
-// block of Go memory already does.
-var Slab func(ragged, vectors, strings, structs int) any
+// for beyond the room is allocated alone), and for the structs' fields
+// (SlabFields). A batch of a schema of six hundred leaves built its values
+// in twelve hundred allocations; with a slab it takes five. The cost is
+// that any value kept keeps the slab's every value, and so every buffer
+// they share: a column kept keeps its whole batch's output, as a column of
+// a batch decoded into one lent block of Go memory already does.
+var Slab func(ragged, vectors, strings, structs, fields int) *Room
+
+// Room is a slab (Slab). Package structtensor keeps the slab's arrays in
+// it, and every struct placed in the slab refers back to it: a weak
+// pointer to the Room lives exactly as long as some struct of its
+// StructTensor does, so that a plan can take back the room of an output
+// its caller recycles (decode.Plan.Recycle) without keeping any output
+// alive itself.
+type Room struct{ Impl any }
+
+// SlabFields returns the room's []structtensor.Field of the length Slab
+// was given, for the structs' fields (Struct keeps the slices it is given).
+var SlabFields func(room *Room) any
+
+// ReuseSlab makes the whole room free again for another StructTensor. No
+// value built in it before may be used afterwards: each is overwritten as
+// its place is handed out again.
+var ReuseSlab func(room *Room)
