@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/structtensor/structtensor-go/internal/testhook"
 	"github.com/structtensor/structtensor-go/internal/unchecked"
 	"github.com/structtensor/structtensor-go/native"
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -46,6 +47,8 @@ type ExamplePlan struct {
 	// field index of every batch's StructTensor (the names are checked
 	// valid and distinct when the plan is compiled).
 	index map[string]int
+	// slabCounts size each batch's slab (newRoom).
+	slabCounts slabCounts
 }
 
 // exampleSlot is one key the engine decodes into a column of its own.
@@ -117,6 +120,7 @@ func compileExample(spec *ExampleSpec, sequence bool) (*ExamplePlan, error) {
 	p.index = make(map[string]int, len(p.outputs))
 	for i, o := range p.outputs {
 		p.index[o.name] = i
+		p.slabCounts.add(o)
 	}
 	p.dtypes = make([]uint8, len(p.slots))
 	for i, s := range p.slots {
@@ -336,28 +340,44 @@ func (p *ExamplePlan) DecodeContiguousContext(ctx context.Context, data []byte, 
 // finish builds the StructTensor of a decode whose outputs are stretches
 // of block, and remembers block for Recycle.
 func (p *ExamplePlan) finish(out []native.SlotOutput, block []byte, nrows int, inputBytes int64) (*structtensor.StructTensor, error) {
-	st, err := p.build(out, nrows, inputBytes)
+	room := p.newRoom()
+	st, err := p.build(room, out, nrows, inputBytes)
 	if err != nil {
 		p.native.Recycle(block) // nothing holds it
+		p.recent.spareRoom(room)
 		return nil, err
 	}
-	p.recent.add(st, [][]byte{block}, nil)
+	p.recent.add(st, [][]byte{block}, room)
 	return st, nil
+}
+
+// newRoom returns the room for a batch's values: a recycled output's
+// (Recycle), or a new slab of the plan's count of them.
+func (p *ExamplePlan) newRoom() *unchecked.Room {
+	if room := p.recent.takeRoom(); room != nil {
+		unchecked.ReuseSlab(room)
+		testhook.SlabsReused.Add(1)
+		return room
+	}
+	c := p.slabCounts
+	return unchecked.Slab(c.ragged, c.vectors, c.strings, 1, len(p.outputs))
 }
 
 // Recycle hands the memory of st, a StructTensor one of the plan's recent
 // decodes returned, back to the plan, for a later decode to write its
-// output into instead of allocating new memory; as Plan.Recycle, whose
-// rules it follows: after the call st and every slice taken from it must
-// no longer be used. A StructTensor the plan did not return lately (it
+// output into instead of allocating new memory, and its values for the
+// next batch's; as Plan.Recycle, whose rules it follows: after the call
+// st, every value and every slice taken from it must no longer be used. A StructTensor the plan did not return lately (it
 // keeps the last few), or one already recycled, is ignored.
 func (p *ExamplePlan) Recycle(st *structtensor.StructTensor) {
 	if st == nil {
 		return
 	}
-	if blocks, _ := p.recent.take(st); len(blocks) == 1 {
+	blocks, room := p.recent.take(st)
+	if len(blocks) == 1 {
 		p.native.Recycle(blocks[0])
 	}
+	p.recent.spareRoom(room)
 }
 
 // wrap turns an engine error into this package's errors.
@@ -369,7 +389,9 @@ func (p *ExamplePlan) wrap(ctx context.Context, err error) error {
 	return engineError(ctx, err, what, func(m string) string { return m })
 }
 
-func (p *ExamplePlan) values(o *native.SlotOutput, dtype structtensor.DType, shape structtensor.Shape) (*structtensor.Tensor, error) {
+// values returns a slot's values as a tensor of shape (nil: a vector),
+// a vector placed in room.
+func (p *ExamplePlan) values(room *unchecked.Room, o *native.SlotOutput, dtype structtensor.DType, shape structtensor.Shape) (*structtensor.Tensor, error) {
 	if dtype == structtensor.String {
 		// The engine writes offsets from 0, never decreasing, ending at
 		// len(Bytes): no second pass over them (package unchecked says
@@ -377,11 +399,14 @@ func (p *ExamplePlan) values(o *native.SlotOutput, dtype structtensor.DType, sha
 		if len(o.Offsets) == 0 || o.Offsets[0] != 0 || o.Offsets[len(o.Offsets)-1] != int64(len(o.Bytes)) {
 			return nil, fmt.Errorf("%d string offsets do not span its %d bytes", len(o.Offsets), len(o.Bytes))
 		}
-		t := unchecked.StringTensor(nil, o.Bytes, o.Offsets, structtensor.ValidUTF8Strings(o.Bytes, o.Offsets)).(*structtensor.Tensor)
+		t := unchecked.StringTensor(room, o.Bytes, o.Offsets, structtensor.ValidUTF8Strings(o.Bytes, o.Offsets)).(*structtensor.Tensor)
 		if shape == nil {
 			return t, nil
 		}
 		return t.Reshape(shape)
+	}
+	if shape == nil {
+		return unchecked.Column(room, o.Values, nil).(*structtensor.Tensor), nil
 	}
 	return structtensor.NewTensor(shape, o.Values)
 }
@@ -401,12 +426,13 @@ func engineRagged(values *structtensor.Tensor, rowSplits ...[]int64) (*structten
 }
 
 // build makes the StructTensor of a decode of nrows records, inputBytes
-// long in all, from the engine's slot outputs.
-func (p *ExamplePlan) build(outs []native.SlotOutput, nrows int, inputBytes int64) (*structtensor.StructTensor, error) {
-	fields := make([]structtensor.Field, 0, len(p.outputs))
+// long in all, from the engine's slot outputs, its values placed in room
+// (newRoom).
+func (p *ExamplePlan) build(room *unchecked.Room, outs []native.SlotOutput, nrows int, inputBytes int64) (*structtensor.StructTensor, error) {
+	fields := unchecked.SlabFields(room).([]structtensor.Field)[:0]
 	var first *RecordError // the error of the first record that fails
 	for _, o := range p.outputs {
-		v, err := p.buildOutput(outs, o, nrows, inputBytes)
+		v, err := p.buildOutput(room, outs, o, nrows, inputBytes)
 		var re *RecordError
 		if errors.As(err, &re) {
 			if first == nil || re.Record < first.Record {
@@ -428,10 +454,37 @@ func (p *ExamplePlan) build(outs []native.SlotOutput, nrows int, inputBytes int6
 	// tenth of a one-record batch of 37 features and a fifth of a batch
 	// of 16 (28-29 against 31-33 us, 38-40 against 50; Intel Xeon model
 	// 167).
-	return unchecked.Struct(nil, nrows, nil, fields, p.index).(*structtensor.StructTensor), nil
+	return unchecked.Struct(room, nrows, nil, fields, p.index).(*structtensor.StructTensor), nil
 }
 
-func (p *ExamplePlan) buildOutput(outs []native.SlotOutput, o exampleOutput, nrows int, inputBytes int64) (structtensor.Value, error) {
+// slabCounts are the values of each kind a batch's StructTensor places in
+// its slab (buildOutput's vectors and one-level ragged values).
+type slabCounts struct{ ragged, vectors, strings int }
+
+// add counts the values buildOutput places in the slab for o.
+func (c *slabCounts) add(o exampleOutput) {
+	f := o.feature
+	str := f.DType == structtensor.String
+	switch {
+	case f.Kind == FixedLen && len(f.Shape) == 0, o.section == sectionFeatureLists, len(o.parts) > 0:
+		if str {
+			c.strings++
+		} else {
+			c.vectors++
+		}
+	case f.Kind == FixedLen, f.Kind == FixedLenSequence:
+		if str {
+			c.strings++
+		}
+	default:
+		c.ragged++
+		if str {
+			c.strings++
+		}
+	}
+}
+
+func (p *ExamplePlan) buildOutput(room *unchecked.Room, outs []native.SlotOutput, o exampleOutput, nrows int, inputBytes int64) (structtensor.Value, error) {
 	f := o.feature
 	so := &outs[o.slot]
 	internal := func(err error) error { return fmt.Errorf("decode: internal: feature %q: %w", o.name, err) }
@@ -439,9 +492,16 @@ func (p *ExamplePlan) buildOutput(outs []native.SlotOutput, o exampleOutput, nro
 	nvals := so.Len()
 	switch {
 	case f.Kind == FixedLen:
-		t, err := p.values(so, f.DType, append(structtensor.Shape{nrows}, f.Shape...))
+		var shape structtensor.Shape // a vector of nrows
+		if len(f.Shape) > 0 {
+			shape = append(structtensor.Shape{nrows}, f.Shape...)
+		}
+		t, err := p.values(room, so, f.DType, shape)
 		if err != nil {
 			return nil, internal(err)
+		}
+		if t.NumRows() != nrows {
+			return nil, internal(fmt.Errorf("%d rows for %d records", t.NumRows(), nrows))
 		}
 		return t, nil
 	case f.Kind == FixedLenSequence:
@@ -454,7 +514,7 @@ func (p *ExamplePlan) buildOutput(outs []native.SlotOutput, o exampleOutput, nro
 				splits[i] = s / int64(count)
 			}
 		}
-		t, err := p.values(so, f.DType, append(structtensor.Shape{nvals / count}, f.Shape...))
+		t, err := p.values(room, so, f.DType, append(structtensor.Shape{nvals / count}, f.Shape...))
 		if err != nil {
 			return nil, internal(err)
 		}
@@ -464,7 +524,7 @@ func (p *ExamplePlan) buildOutput(outs []native.SlotOutput, o exampleOutput, nro
 		}
 		return r, nil
 	case o.section == sectionFeatureLists:
-		t, err := p.values(so, f.DType, nil)
+		t, err := p.values(room, so, f.DType, nil)
 		if err != nil {
 			return nil, internal(err)
 		}
@@ -474,16 +534,27 @@ func (p *ExamplePlan) buildOutput(outs []native.SlotOutput, o exampleOutput, nro
 		}
 		return r, nil
 	}
-	t, err := p.values(so, f.DType, nil)
+	if len(o.parts) == 0 {
+		// A value per record of a list: its values and their one
+		// partition in one place of the slab, the splits checked in O(1)
+		// (the engine writes them from 0, never decreasing).
+		splits := so.Splits0
+		if len(splits) != nrows+1 || splits[0] != 0 || splits[nrows] != int64(nvals) {
+			return nil, internal(fmt.Errorf("%d row splits for %d records of %d values", len(splits), nrows, nvals))
+		}
+		var vals any = so.Values
+		if f.DType == structtensor.String {
+			t, err := p.values(room, so, f.DType, nil)
+			if err != nil {
+				return nil, internal(err)
+			}
+			vals = t
+		}
+		return unchecked.Column(room, vals, splits).(structtensor.Value), nil
+	}
+	t, err := p.values(room, so, f.DType, nil)
 	if err != nil {
 		return nil, internal(err)
-	}
-	if len(o.parts) == 0 {
-		r, err := engineRagged(t, so.Splits0)
-		if err != nil {
-			return nil, internal(err)
-		}
-		return r, nil
 	}
 	return p.buildRagged(outs, o, t, nrows, inputBytes)
 }

@@ -28,6 +28,13 @@ func benchSequenceExamples(n int) (*ExampleSpec, []byte, []int64) {
 	return benchSet(exampledata.Sessions(rand.New(rand.NewPCG(7, 7))), n)
 }
 
+// exampleSets are the two generators above by name; "sequence" compiles
+// with CompileSequenceExample.
+var exampleSets = []struct {
+	name string
+	gen  func(int) (*ExampleSpec, []byte, []int64)
+}{{"example", benchExamples}, {"sequence", benchSequenceExamples}}
+
 func benchSet(set *exampledata.Set, n int) (*ExampleSpec, []byte, []int64) {
 	spec, err := ParseExampleSpec(set.Spec)
 	if err != nil {

@@ -441,16 +441,14 @@ func TestExamplePartitionKinds(t *testing.T) {
 }
 
 // TestExampleRecycle decodes a batch into the memory of a recycled output
-// (poisoned by the test hook): the result must equal a decode into fresh
-// memory, and the decode must have used the recycled block.
+// (poisoned by the test hook) and its values' room: the result must equal
+// a decode into fresh memory, and the decode must have used the recycled
+// block and room.
 func TestExampleRecycle(t *testing.T) {
 	withoutReturns(t)
 	testhook.PoisonLentBuffers.Store(true)
 	defer testhook.PoisonLentBuffers.Store(false)
-	for _, tc := range []struct {
-		name string
-		gen  func(int) (*ExampleSpec, []byte, []int64)
-	}{{"example", benchExamples}, {"sequence", benchSequenceExamples}} {
+	for _, tc := range exampleSets {
 		spec, data, offsets := tc.gen(400)
 		plan, err := compileExample(spec, tc.name == "sequence")
 		if err != nil {
@@ -476,12 +474,16 @@ func TestExampleRecycle(t *testing.T) {
 			blocksA := plan.recent.blocksOf(stA)
 			plan.Recycle(stA)
 			plan.Recycle(stA) // a second time: ignored
+			reused := testhook.SlabsReused.Load()
 			stB, err := plan.DecodeContiguous(data, b, DecodeOptions{Threads: threads})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !structtensor.Equal(want, stB) {
 				t.Errorf("%s on %d threads: decoded into recycled memory, differs from a fresh decode", tc.name, threads)
+			}
+			if testhook.SlabsReused.Load() != reused+1 || stB != stA {
+				t.Errorf("%s on %d threads: not built in the recycled output's room", tc.name, threads)
 			}
 			if blocksB := plan.recent.blocksOf(stB); len(blocksA) != 1 || !slices.Equal(blocksA, blocksB) {
 				t.Errorf("%s on %d threads: decoded into block %x, not into the recycled %x", tc.name, threads, blocksB, blocksA)

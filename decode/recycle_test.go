@@ -146,14 +146,30 @@ func TestRecycleConcurrently(t *testing.T) {
 	wg.Wait()
 }
 
+// contiguousDecoder is what BenchmarkRecycle calls of a Plan or an
+// ExamplePlan.
+type contiguousDecoder interface {
+	DecodeContiguous(data []byte, offsets []int64, opts ...DecodeOptions) (*structtensor.StructTensor, error)
+	Recycle(st *structtensor.StructTensor)
+}
+
 // BenchmarkRecycle decodes small batches (one record, sixteen) of wide,
-// nested and tf.Example records into fresh memory (fresh) and into the
-// memory of the output before, recycled (recycled): the fixed costs of a
-// batch, which a server decoding a request's records pays for each, are
-// mostly the values built for every leaf of the schema.
+// nested and tf.Example records, and tf.Examples by feature spec, into
+// fresh memory (fresh) and into the memory of the output before,
+// recycled (recycled): the fixed costs of a batch, which a server
+// decoding a request's records pays for each, are mostly the values
+// built for every leaf of the schema.
 //
 //	go test ./decode -run '^$' -bench Recycle -benchmem
 func BenchmarkRecycle(b *testing.B) {
+	spec, specData, specOffsets := benchExamples(16)
+	specPlan, err := CompileExample(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1, 16} {
+		benchmarkRecycle(b, fmt.Sprintf("ExampleSpec/records=%d", n), specPlan, specData[:specOffsets[n]], specOffsets[:n+1])
+	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, message := range []string{
 		"structtensor.testdata.example.Example",
@@ -165,27 +181,73 @@ func BenchmarkRecycle(b *testing.B) {
 		records := mergedRecords(b, md, rng, 16)
 		for _, n := range []int{1, 16} {
 			data, offsets := contiguous(records[:n])
-			name := fmt.Sprintf("%s/records=%d", message[strings.LastIndex(message, ".")+1:], n)
-			b.Run(name+"/fresh", func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					if _, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: 1}); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-			b.Run(name+"/recycled", func(b *testing.B) {
-				b.ReportAllocs()
-				var last *structtensor.StructTensor
-				for b.Loop() {
-					plan.Recycle(last)
-					st, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: 1})
-					if err != nil {
-						b.Fatal(err)
-					}
-					last = st
-				}
-			})
+			benchmarkRecycle(b, fmt.Sprintf("%s/records=%d", message[strings.LastIndex(message, ".")+1:], n), plan, data, offsets)
+		}
+	}
+}
+
+// benchmarkRecycle runs BenchmarkRecycle's two ways on one batch.
+func benchmarkRecycle(b *testing.B, name string, plan contiguousDecoder, data []byte, offsets []int64) {
+	b.Run(name+"/fresh", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: 1}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run(name+"/recycled", func(b *testing.B) {
+		b.ReportAllocs()
+		var last *structtensor.StructTensor
+		for b.Loop() {
+			plan.Recycle(last)
+			st, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			last = st
+		}
+	})
+}
+
+// TestExampleRecycleReusesValues decodes tf.Examples and
+// SequenceExamples by feature spec (fixed-length, shaped, variable-length
+// and sequence features of every dtype), batches of different sizes one
+// after another, each into the room of the output recycled before it:
+// each must equal a decode by a plan of the same spec that recycles
+// nothing (held to TensorFlow's parsing by the semantics tests), and be
+// built in the recycled room.
+func TestExampleRecycleReusesValues(t *testing.T) {
+	for _, tc := range exampleSets {
+		spec, data, offsets := tc.gen(300)
+		plan, err := compileExample(spec, tc.name == "sequence")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := compileExample(spec, tc.name == "sequence")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prev *structtensor.StructTensor
+		for i, span := range [][2]int{{0, 1}, {1, 17}, {17, 17}, {17, 300}, {5, 6}, {100, 164}} {
+			batch := offsets[span[0] : span[1]+1]
+			want, err := fresh.DecodeContiguous(data, batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan.Recycle(prev)
+			reused := testhook.SlabsReused.Load()
+			st, err := plan.DecodeContiguous(data, batch, DecodeOptions{Threads: 1 + i%2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !structtensor.Equal(want, st) {
+				t.Errorf("%s, records %d to %d: differs from the decode of a plan that recycles nothing", tc.name, span[0], span[1])
+			}
+			if prev != nil && (testhook.SlabsReused.Load() != reused+1 || st != prev) {
+				t.Errorf("%s, records %d to %d: not built in the recycled output's room", tc.name, span[0], span[1])
+			}
+			prev = st
 		}
 	}
 }
