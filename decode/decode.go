@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/structtensor/structtensor-go/internal/optarg"
-	"github.com/structtensor/structtensor-go/internal/testhook"
 	"github.com/structtensor/structtensor-go/internal/unchecked"
 	"github.com/structtensor/structtensor-go/native"
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -189,15 +188,15 @@ type builder struct {
 }
 
 // newBuilder makes room for the values a batch's StructTensor is made
-// of: the room of a recycled output (Recycle), or a new slab of the
-// plan's count of them (each node of the plan is one struct of the
-// output).
+// of: the room of a recycled output (Recycle), or a new slab.
 func (p *Plan) newBuilder() *builder {
-	if room := p.recent.takeRoom(); room != nil {
-		unchecked.ReuseSlab(room)
-		testhook.SlabsReused.Add(1)
-		return &builder{p: p, room: room, fields: unchecked.SlabFields(room).([]structtensor.Field)}
-	}
+	room := p.recent.room(p.newSlab)
+	return &builder{p: p, room: room, fields: unchecked.SlabFields(room).([]structtensor.Field)}
+}
+
+// newSlab makes a slab of the plan's count of values (each node of the
+// plan is one struct of the output).
+func (p *Plan) newSlab() *unchecked.Room {
 	var ragged, vectors, strings, fields int
 	for _, n := range p.nodes {
 		fields += len(n.fields)
@@ -215,8 +214,7 @@ func (p *Plan) newBuilder() *builder {
 			}
 		}
 	}
-	room := unchecked.Slab(ragged, vectors, strings, len(p.nodes), fields)
-	return &builder{p: p, room: room, fields: unchecked.SlabFields(room).([]structtensor.Field)}
+	return unchecked.Slab(ragged, vectors, strings, len(p.nodes), fields)
 }
 
 // node builds node's struct of nrows rows, split by splits when they are

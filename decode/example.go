@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/structtensor/structtensor-go/internal/testhook"
 	"github.com/structtensor/structtensor-go/internal/unchecked"
 	"github.com/structtensor/structtensor-go/native"
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -47,7 +46,7 @@ type ExamplePlan struct {
 	// field index of every batch's StructTensor (the names are checked
 	// valid and distinct when the plan is compiled).
 	index map[string]int
-	// slabCounts size each batch's slab (newRoom).
+	// slabCounts size each batch's slab (finish).
 	slabCounts slabCounts
 }
 
@@ -340,7 +339,10 @@ func (p *ExamplePlan) DecodeContiguousContext(ctx context.Context, data []byte, 
 // finish builds the StructTensor of a decode whose outputs are stretches
 // of block, and remembers block for Recycle.
 func (p *ExamplePlan) finish(out []native.SlotOutput, block []byte, nrows int, inputBytes int64) (*structtensor.StructTensor, error) {
-	room := p.newRoom()
+	room := p.recent.room(func() *unchecked.Room {
+		c := p.slabCounts
+		return unchecked.Slab(c.ragged, c.vectors, c.strings, 1, len(p.outputs))
+	})
 	st, err := p.build(room, out, nrows, inputBytes)
 	if err != nil {
 		p.native.Recycle(block) // nothing holds it
@@ -349,18 +351,6 @@ func (p *ExamplePlan) finish(out []native.SlotOutput, block []byte, nrows int, i
 	}
 	p.recent.add(st, [][]byte{block}, room)
 	return st, nil
-}
-
-// newRoom returns the room for a batch's values: a recycled output's
-// (Recycle), or a new slab of the plan's count of them.
-func (p *ExamplePlan) newRoom() *unchecked.Room {
-	if room := p.recent.takeRoom(); room != nil {
-		unchecked.ReuseSlab(room)
-		testhook.SlabsReused.Add(1)
-		return room
-	}
-	c := p.slabCounts
-	return unchecked.Slab(c.ragged, c.vectors, c.strings, 1, len(p.outputs))
 }
 
 // Recycle hands the memory of st, a StructTensor one of the plan's recent
@@ -427,7 +417,7 @@ func engineRagged(values *structtensor.Tensor, rowSplits ...[]int64) (*structten
 
 // build makes the StructTensor of a decode of nrows records, inputBytes
 // long in all, from the engine's slot outputs, its values placed in room
-// (newRoom).
+// (finish).
 func (p *ExamplePlan) build(room *unchecked.Room, outs []native.SlotOutput, nrows int, inputBytes int64) (*structtensor.StructTensor, error) {
 	fields := unchecked.SlabFields(room).([]structtensor.Field)[:0]
 	var first *RecordError // the error of the first record that fails

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 	"weak"
 
+	"github.com/structtensor/structtensor-go/internal/testhook"
 	"github.com/structtensor/structtensor-go/internal/unchecked"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
@@ -40,7 +41,7 @@ func (p *Plan) Recycle(st *structtensor.StructTensor) {
 // recentOutputs remembers the memory of a plan's last few outputs,
 // weakly: it keeps neither the StructTensors nor their memory alive. It
 // also holds the room of one recycled output's values, for the plan's
-// next build (takeRoom).
+// next build (room).
 type recentOutputs struct {
 	mu    sync.Mutex
 	ring  [4]recentOutput
@@ -122,14 +123,19 @@ func (r *recentOutputs) spareRoom(room *unchecked.Room) {
 	r.mu.Unlock()
 }
 
-// takeRoom returns the room kept by spareRoom, or nil, and forgets it.
-func (r *recentOutputs) takeRoom() *unchecked.Room {
-	if r == nil {
-		return nil
+// room returns room for a batch's values: the room kept by spareRoom
+// (forgotten, made free again), or else a new slab.
+func (r *recentOutputs) room(newSlab func() *unchecked.Room) *unchecked.Room {
+	var room *unchecked.Room
+	if r != nil {
+		r.mu.Lock()
+		room, r.spare = r.spare, nil
+		r.mu.Unlock()
 	}
-	r.mu.Lock()
-	room := r.spare
-	r.spare = nil
-	r.mu.Unlock()
+	if room == nil {
+		return newSlab()
+	}
+	unchecked.ReuseSlab(room)
+	testhook.SlabsReused.Add(1)
 	return room
 }
