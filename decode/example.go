@@ -357,8 +357,9 @@ func (p *ExamplePlan) finish(out []native.SlotOutput, block []byte, nrows int, i
 // decodes returned, back to the plan, for a later decode to write its
 // output into instead of allocating new memory, and its values for the
 // next batch's; as Plan.Recycle, whose rules it follows: after the call
-// st, every value and every slice taken from it must no longer be used. A StructTensor the plan did not return lately (it
-// keeps the last few), or one already recycled, is ignored.
+// st, every value and every slice taken from it must no longer be used.
+// A StructTensor the plan did not return lately (it keeps the last few),
+// or one already recycled, is ignored.
 func (p *ExamplePlan) Recycle(st *structtensor.StructTensor) {
 	if st == nil {
 		return
@@ -451,21 +452,27 @@ func (p *ExamplePlan) build(room *unchecked.Room, outs []native.SlotOutput, nrow
 // its slab (buildOutput's vectors and one-level ragged values).
 type slabCounts struct{ ragged, vectors, strings int }
 
-// add counts the values buildOutput places in the slab for o.
+// add counts the values buildOutput places in the slab for o, taking
+// its cases in its order.
 func (c *slabCounts) add(o exampleOutput) {
 	f := o.feature
 	str := f.DType == structtensor.String
-	switch {
-	case f.Kind == FixedLen && len(f.Shape) == 0, o.section == sectionFeatureLists, len(o.parts) > 0:
+	vector := func() {
 		if str {
 			c.strings++
 		} else {
 			c.vectors++
 		}
+	}
+	switch {
+	case f.Kind == FixedLen && len(f.Shape) == 0:
+		vector()
 	case f.Kind == FixedLen, f.Kind == FixedLenSequence:
-		if str {
+		if str { // reshaped, the numeric ones built alone
 			c.strings++
 		}
+	case o.section == sectionFeatureLists, len(o.parts) > 0:
+		vector()
 	default:
 		c.ragged++
 		if str {
