@@ -213,6 +213,10 @@ struct Block {
   size_t cap = 0;
   std::atomic<int64_t> refs{1};
   TStringOwnerCApi owner{};
+  // A block of TF_TStrings (a string output) records the block of bytes
+  // its views point into and how many there are (strings, releaseStrings).
+  Block* viewed = nullptr;
+  int64_t views = 0;
 
   static Block* get(const std::shared_ptr<Pool>& pool, size_t n) {
     size_t cap = 0;
@@ -247,31 +251,19 @@ struct Block {
 // Deallocators of the tensors built over blocks.
 void releaseBlock(void*, size_t, void* arg) { static_cast<Block*>(arg)->unref(); }
 
-// releaseStrings deallocates every string (views unref their bytes'
-// block), dropping a run of views of one of our blocks with one atomic
-// operation rather than one per string.
-void releaseStrings(void* data, size_t len, void* arg) {
-  auto* s = static_cast<TF_TString*>(data);
-  const size_t n = len / sizeof(TF_TString);
-  Block* owner = nullptr;
-  int64_t views = 0;
-  for (size_t i = 0; i < n; i++) {
-    TF_TString* e = &s[i];
-    if (TF_TString_GetType(e) == TF_TSTR_VIEW && e->u.view.owner_ref != nullptr &&
-        e->u.view.owner_ref->unref == Block::ownerUnref) {
-      auto* b = static_cast<Block*>(e->u.view.owner_ref->obj);
-      if (b != owner) {
-        if (owner != nullptr) owner->unref(views);
-        owner = b;
-        views = 0;
-      }
-      views++;
-      continue;
-    }
-    TF_TString_Dealloc(e);
-  }
-  if (owner != nullptr) owner->unref(views);
-  static_cast<Block*>(arg)->unref();
+// releaseStrings drops the references its views hold on the block of
+// string bytes, all at once and without reading a string: every element
+// is one strings wrote, inline or a view of that block, because
+// TensorFlow never writes into a tensor built by TF_NewTensor over memory
+// it does not own (such a buffer is never forwarded to an op's output nor
+// taken over by a variable: Tensor::RefCountIsOne asks OwnsMemory, which
+// is false for it). A copy TensorFlow makes of a view refs the block by
+// itself and unrefs it when the copy dies. Scanning the strings instead
+// cost 2.7 ms of a 32 MB batch of tf.Examples (1.6 million strings).
+void releaseStrings(void*, size_t, void* arg) {
+  auto* strs = static_cast<Block*>(arg);
+  if (strs->viewed != nullptr) strs->viewed->unref(strs->views);
+  strs->unref();
 }
 
 // ---------------------------------------------------------------------------
@@ -617,8 +609,13 @@ struct Outputs {
         views++;
       }
     }
-    // The views' references; ours (data) drops when this returns.
-    data->refs.fetch_add(views, std::memory_order_relaxed);
+    // The views' references, which releaseStrings drops; ours (data)
+    // drops when this returns.
+    if (views > 0) {
+      data->refs.fetch_add(views, std::memory_order_relaxed);
+      strs->viewed = data.get();
+      strs->views = views;
+    }
     held += data->cap;
     return set(index, TF_STRING, len, n * sizeof(TF_TString), std::move(strs));
   }
