@@ -37,13 +37,17 @@ func init() {
 				return t
 			}
 			b := take(&s.vectors)
-			b.t = Tensor{}
+			if s.reused {
+				b.t = Tensor{}
+			}
 			b.t.setVector(values, b.shape[:])
 			checkInvariants(&b.t)
 			return &b.t
 		}
 		b := take(&s.ragged)
-		b.t = Tensor{}
+		if s.reused {
+			b.t = Tensor{}
+		}
 		t, ok := values.(*Tensor)
 		if !ok {
 			t = &b.t
@@ -82,6 +86,7 @@ func init() {
 	unchecked.ReuseSlab = func(room *unchecked.Room) {
 		s := room.Impl.(*valueSlab)
 		s.slabArrays = s.all
+		s.reused = true
 	}
 }
 
@@ -91,6 +96,9 @@ func init() {
 type valueSlab struct {
 	slabArrays
 	all slabArrays
+	// reused tells whether the room was handed out before: its values
+	// then hold what they held, to overwrite; a new room's are zero.
+	reused bool
 }
 
 type slabArrays struct {
