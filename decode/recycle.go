@@ -86,14 +86,14 @@ func (r *recentOutputs) add(st *structtensor.StructTensor, blocks [][]byte, room
 // or one is gone) and the room of its values (nil when none), and
 // forgets them; nil and nil when st is not among the recent outputs.
 func (r *recentOutputs) take(st *structtensor.StructTensor) ([][]byte, *unchecked.Room) {
-	if r == nil {
+	if r == nil || st == nil { // nil would match an empty entry
 		return nil, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := range r.ring {
 		e := &r.ring[i]
-		if e.st.Value() != st || st == nil {
+		if e.st.Value() != st {
 			continue
 		}
 		var blocks [][]byte

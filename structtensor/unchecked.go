@@ -77,12 +77,11 @@ func init() {
 			vectors: make([]vectorBlock, vectors),
 			strings: make([]stringBlock, strings),
 			structs: make([]structBlock, structs),
-			fields:  make([]Field, fields),
-		}}
+		}, fields: make([]Field, fields)}
 		s.all = s.slabArrays
 		return &unchecked.Room{Impl: s}
 	}
-	unchecked.SlabFields = func(room *unchecked.Room) any { return room.Impl.(*valueSlab).all.fields }
+	unchecked.SlabFields = func(room *unchecked.Room) any { return room.Impl.(*valueSlab).fields }
 	unchecked.ReuseSlab = func(room *unchecked.Room) {
 		s := room.Impl.(*valueSlab)
 		s.slabArrays = s.all
@@ -91,11 +90,13 @@ func init() {
 }
 
 // valueSlab is unchecked.Slab's room: values of each kind, handed out
-// from the front (slabArrays), and the fields of its structs; all is the
-// whole room, to hand out again (unchecked.ReuseSlab).
+// from the front (slabArrays; all is the whole room, to hand out again,
+// unchecked.ReuseSlab), and the fields of its structs, which the builder
+// slices itself (unchecked.SlabFields).
 type valueSlab struct {
 	slabArrays
-	all slabArrays
+	all    slabArrays
+	fields []Field
 	// reused tells whether the room was handed out before: its values
 	// then hold what they held, to overwrite; a new room's are zero.
 	reused bool
@@ -106,7 +107,6 @@ type slabArrays struct {
 	vectors []vectorBlock
 	strings []stringBlock
 	structs []structBlock
-	fields  []Field
 }
 
 // slabOf returns the *valueSlab in slab, or an empty one when slab is
