@@ -390,7 +390,8 @@ func (p *ExamplePlan) values(room *unchecked.Room, o *native.SlotOutput, dtype s
 		if len(o.Offsets) == 0 || o.Offsets[0] != 0 || o.Offsets[len(o.Offsets)-1] != int64(len(o.Bytes)) {
 			return nil, fmt.Errorf("%d string offsets do not span its %d bytes", len(o.Offsets), len(o.Bytes))
 		}
-		t := unchecked.StringTensor(room, o.Bytes, o.Offsets, structtensor.ValidUTF8Strings(o.Bytes, o.Offsets)).(*structtensor.Tensor)
+		// The engine marked the strings' UTF-8 as it decoded them.
+		t := unchecked.StringTensor(room, o.Bytes, o.Offsets, o.UTF8).(*structtensor.Tensor)
 		if shape == nil {
 			return t, nil
 		}

@@ -34,7 +34,9 @@ func usualExampleDecode(plan *ExamplePlan, batch [][]byte, stretchBytes int64) (
 // to what the usual decode gives, errors included, whether the guess
 // held (the block) or was too small (the batch decoded again the usual
 // way); the lent block is poisoned first, so an element the stretches
-// failed to write shows. Both ways must have been taken.
+// failed to write shows. Both ways must have been taken. The strings'
+// UTF-8 marks (set by the threads, stretch by stretch or chunk by chunk)
+// are those Go's check gives.
 func TestExampleDecodesIntoItsGuess(t *testing.T) {
 	const stretch = 300
 	testhook.ExampleStretchBytes(stretch)
@@ -70,6 +72,9 @@ func TestExampleDecodesIntoItsGuess(t *testing.T) {
 				one, errOne := plan.Decode(batch, DecodeOptions{Threads: 1})
 				two, errTwo := plan.Decode(batch, DecodeOptions{Threads: 2})
 				want, wantErr := usualExampleDecode(plan, batch, stretch)
+				if wantErr == nil {
+					checkUTF8Marks(t, want, "")
+				}
 				for threads, got := range map[int]struct {
 					st  *structtensor.StructTensor
 					err error

@@ -139,6 +139,29 @@ func TestExampleStringsSplitCharacter(t *testing.T) {
 	}
 }
 
+// checkUTF8Marks fails t unless every string tensor in v is marked as
+// UTF-8 exactly when structtensor.ValidUTF8Strings finds its strings
+// valid: the marks the engine's threads set as they decode (native's
+// st_example_result_utf8) against Go's own check.
+func checkUTF8Marks(t *testing.T, v structtensor.Value, path string) {
+	t.Helper()
+	switch x := v.(type) {
+	case *structtensor.StructTensor:
+		for _, f := range x.Fields() {
+			checkUTF8Marks(t, f.Value, path+"/"+f.Name)
+		}
+	case *structtensor.Ragged:
+		checkUTF8Marks(t, x.Values(), path)
+	case *structtensor.Tensor:
+		if x.DType() != structtensor.String {
+			return
+		}
+		if want := x.ValidateUTF8(); x.UTF8() != want {
+			t.Fatalf("%s: marked UTF-8 %v, its strings valid UTF-8 %v", path, x.UTF8(), want)
+		}
+	}
+}
+
 func TestExampleErrors(t *testing.T) {
 	spec := &ExampleSpec{Features: map[string]Feature{
 		"a": {Kind: FixedLen, DType: structtensor.Int64, Shape: []int{2}},
@@ -348,6 +371,9 @@ func FuzzExample(f *testing.F) {
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		recs := [][]byte{rec, rec, rec}
 		a, errA := plan.Decode(recs, DecodeOptions{Threads: 1})
+		if errA == nil {
+			checkUTF8Marks(t, a, "")
+		}
 		// The same records straight into a block guessed from the
 		// batches before (one record a stretch; a guess too small falls
 		// back), on one and two threads: the usual decode's output or

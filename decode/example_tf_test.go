@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	tfexample "github.com/wamuir/graft/tensorflow/core/example/example_protos_go_proto"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -43,6 +44,9 @@ type exGen struct {
 	// keyFirst writes map entries key first and Features without unknown
 	// fields: TensorFlow's SequenceExample parser rejects the others.
 	keyFirst bool
+	// text makes bytes values UTF-8 text but for one in a hundred (half
+	// the cases), so that string columns are found valid and invalid.
+	text bool
 }
 
 func (g *exGen) dtype() structtensor.DType {
@@ -93,6 +97,14 @@ func (g *exGen) bytesv() []byte {
 	n := g.r.IntN(8)
 	if g.r.IntN(50) == 0 {
 		n = 5000 + g.r.IntN(5000) // a huge value
+	}
+	if g.text && g.r.IntN(100) != 0 {
+		// ASCII and characters of two to four bytes.
+		var b []byte
+		for len(b) < n {
+			b = utf8.AppendRune(b, []rune{'a', 'Z', ' ', 'é', 'ß', '日', '€', '😀'}[g.r.IntN(8)])
+		}
+		return b
 	}
 	b := make([]byte, n)
 	for i := range b {
@@ -536,6 +548,7 @@ func genExampleCases(seed uint64, n int, sequence bool) []*exampleCase {
 	g := &exGen{r: rand.New(rand.NewPCG(seed, 12)), keyFirst: sequence}
 	var cases []*exampleCase
 	for i := 0; i < n; i++ {
+		g.text = g.r.IntN(2) == 0
 		c := &exampleCase{Spec: g.spec(sequence), Sequence: sequence}
 		for j := 1 + g.r.IntN(6); j > 0; j-- {
 			r := g.record(c.Spec, sequence)

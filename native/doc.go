@@ -443,6 +443,15 @@
 // two threads over one 1.09x -> 1.57-1.70x; SequenceExamples 1.60x ->
 // 1.79-1.83x (Intel Xeon, model 167 as the VM reports it).
 //
+// A string column is marked UTF-8 when each of its strings is valid
+// UTF-8 on its own (st_options.mark_utf8, which Go always sets and the
+// TensorFlow kernel, whose strings are bytes, never does). The threads
+// check the strings they decoded, a stretch (into a block) or a chunk at
+// a time, while in cache; the caller used to check every string column
+// after the decode, alone: 165-180 us of an 8 MB batch of tf.Examples
+// by feature, 5% of its time on two threads, against 1.6 us a stretch,
+// 39 us a batch, on the threads (Intel Xeon, model 167).
+//
 // # Output of a decode
 //
 // For B records the root node has B elements; a node reached through a

@@ -2,9 +2,10 @@
 // (example.cc), the library's other translation unit: the process's pool
 // of worker threads and its thread limit, so that both decoders run on
 // the same threads and a limit set once (st_set_thread_limit) bounds
-// both, and the rules of splitting a batch's chunks between threads
+// both; the rules of splitting a batch's chunks between threads
 // (engine.cc, above SplitBatch), so that both split alike and under one
-// test switch (st_test_steal). Not a public header; the C ABI is
+// test switch (st_test_steal); and UTF-8 validation, of a string field
+// (engine.cc) and of a feature's strings (example.cc). Not a public header; the C ABI is
 // include/structtensor_native.h.
 
 #ifndef STRUCTTENSOR_NATIVE_ENGINE_SHARED_H_
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -22,6 +24,94 @@
 #include <vector>
 
 namespace structtensor_engine {
+
+// valid_utf8 matches Go's utf8.Valid: no overlong forms, no surrogates,
+// nothing past U+10FFFF.
+__attribute__((always_inline)) inline bool valid_utf8(const uint8_t* s, size_t n) {
+  // Most strings are ASCII: one pass decides, by words. The last bytes
+  // come in two loads that may overlap (of 8, 4, 2 or 1 bytes, within the
+  // string) rather than one at a time: most strings are short, and a
+  // byte loop's exit mispredicts with every length.
+  uint64_t acc = 0;
+  if (n >= 8) {
+    for (size_t k = 0; k + 8 < n; k += 8) {
+      uint64_t w;
+      memcpy(&w, s + k, 8);
+      acc |= w;
+    }
+    uint64_t w;
+    memcpy(&w, s + n - 8, 8);
+    acc |= w;
+  } else if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    acc = a | b;
+  } else if (n >= 2) {
+    uint16_t a, b;
+    memcpy(&a, s, 2);
+    memcpy(&b, s + n - 2, 2);
+    acc = a | b;
+  } else if (n == 1) {
+    acc = s[0];
+  }
+  if ((acc & 0x8080808080808080ull) == 0) return true;
+  size_t i = 0;
+  while (i < n) {
+    if (i + 8 <= n) {
+      uint64_t w;
+      memcpy(&w, s + i, 8);
+      if ((w & 0x8080808080808080ull) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    uint8_t c = s[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t need;
+    uint8_t lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) {
+      need = 1;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      need = 2;
+      if (c == 0xe0) lo = 0xa0;
+      if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      need = 3;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;
+    } else {
+      return false;
+    }
+    if (n - i - 1 < need) return false;
+    if (s[i + 1] < lo || s[i + 1] > hi) return false;
+    for (size_t k = 2; k <= need; k++) {
+      if (s[i + k] < 0x80 || s[i + k] > 0xbf) return false;
+    }
+    i += need + 1;
+  }
+  return true;
+}
+
+// valid_utf8_strings reports whether each of the count strings
+// data[offsets[i]:offsets[i+1]] (offsets from 0, never decreasing, the
+// last within data) is valid UTF-8 on its own, as Go's
+// structtensor.ValidUTF8Strings does: the concatenation is valid and no
+// string starts inside a character, which in valid UTF-8 is exactly a
+// string starting at a continuation byte (10xxxxxx).
+inline bool valid_utf8_strings(const uint8_t* data, const int64_t* offsets, size_t count) {
+  if (count == 0) return true;
+  const int64_t end = offsets[count];
+  if (!valid_utf8(data, size_t(end))) return false;
+  for (size_t i = 1; i < count; i++) {
+    const int64_t o = offsets[i];
+    if (o < end && (data[o] & 0xc0) == 0x80) return false;
+  }
+  return true;
+}
 
 // run_on_workers calls fn on the calling thread and on up to helpers
 // pool threads, and returns once every call that started has returned.

@@ -1,5 +1,5 @@
-// Wire decoding: varints (scalar, unrolled, AVX-512 packed runs), UTF-8
-// validation and the varint conversions.
+// Wire decoding: varints (scalar, unrolled, AVX-512 packed runs) and the
+// varint conversions.
 //
 // Part of the engine (engine.cc), which includes it once after the
 // standard headers it relies on: the engine is one translation unit, so
@@ -511,76 +511,8 @@ ST_AVX2_TARGET __attribute__((flatten)) const uint8_t* varints_avx2(const uint8_
 }
 #endif
 
-// valid_utf8 matches Go's utf8.Valid: no overlong forms, no surrogates,
-// nothing past U+10FFFF.
-__attribute__((always_inline)) inline bool valid_utf8(const uint8_t* s, size_t n) {
-  // Most strings are ASCII: one pass decides, by words. The last bytes
-  // come in two loads that may overlap (of 8, 4, 2 or 1 bytes, within the
-  // string) rather than one at a time: most strings are short, and a
-  // byte loop's exit mispredicts with every length.
-  uint64_t acc = 0;
-  if (n >= 8) {
-    for (size_t k = 0; k + 8 < n; k += 8) {
-      uint64_t w;
-      memcpy(&w, s + k, 8);
-      acc |= w;
-    }
-    uint64_t w;
-    memcpy(&w, s + n - 8, 8);
-    acc |= w;
-  } else if (n >= 4) {
-    uint32_t a, b;
-    memcpy(&a, s, 4);
-    memcpy(&b, s + n - 4, 4);
-    acc = a | b;
-  } else if (n >= 2) {
-    uint16_t a, b;
-    memcpy(&a, s, 2);
-    memcpy(&b, s + n - 2, 2);
-    acc = a | b;
-  } else if (n == 1) {
-    acc = s[0];
-  }
-  if ((acc & 0x8080808080808080ull) == 0) return true;
-  size_t i = 0;
-  while (i < n) {
-    if (i + 8 <= n) {
-      uint64_t w;
-      memcpy(&w, s + i, 8);
-      if ((w & 0x8080808080808080ull) == 0) {
-        i += 8;
-        continue;
-      }
-    }
-    uint8_t c = s[i];
-    if (c < 0x80) {
-      i++;
-      continue;
-    }
-    size_t need;
-    uint8_t lo = 0x80, hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) {
-      need = 1;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      need = 2;
-      if (c == 0xe0) lo = 0xa0;
-      if (c == 0xed) hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      need = 3;
-      if (c == 0xf0) lo = 0x90;
-      if (c == 0xf4) hi = 0x8f;
-    } else {
-      return false;
-    }
-    if (n - i - 1 < need) return false;
-    if (s[i + 1] < lo || s[i + 1] > hi) return false;
-    for (size_t k = 2; k <= need; k++) {
-      if (s[i + k] < 0x80 || s[i + k] > 0xbf) return false;
-    }
-    i += need + 1;
-  }
-  return true;
-}
+// valid_utf8 (engine_shared.h) checks a string field's bytes.
+using structtensor_engine::valid_utf8;
 
 #ifdef ST_COUNT_DECODERS
 // Packed runs decoded by each decoder, in test builds (the sanitizer

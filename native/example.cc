@@ -566,6 +566,14 @@ struct Chunk {
   bool chunk_failed = false;  // its run ended failed (guarded by ChunkOrder::mu)
   size_t held = 0;         // the bytes its buffers hold, in the plan's pool
   bool slow_walk = false;  // split modes 2 and 3 (split_mode)
+  // utf8[s]: every string the chunk holds for slot s is valid UTF-8 on
+  // its own, once marked (mark_utf8; one per slot from take_chunk on).
+  std::vector<uint8_t> utf8;
+  bool marked = false;
+
+  // mark_utf8 sets utf8 once the walk is over: each thread checks the
+  // strings it decoded, rather than the caller all of them after.
+  void mark_utf8();
 
   // split_here answers a split asked for, before record i.
   void split_here(int64_t i);
@@ -1422,6 +1430,7 @@ std::unique_ptr<Chunk> take_chunk(const st_example_plan* plan) {
     c->plan = plan;
     c->out.resize(plan->slots.size());
     c->state.resize(plan->slots.size());
+    c->utf8.resize(plan->slots.size());
     return std::unique_ptr<Chunk>(c);
   }
   for (SlotOut& o : c->out) o.reset();
@@ -1434,6 +1443,7 @@ std::unique_ptr<Chunk> take_chunk(const st_example_plan* plan) {
   c->split_tail = nullptr;
   c->claimed = c->chunk_failed = false;
   c->slow_walk = false;
+  c->marked = false;
   return std::unique_ptr<Chunk>(c);
 }
 
@@ -1498,6 +1508,14 @@ void Chunk::split_here(int64_t i) {
   }
   split.store(kSplitOpen, std::memory_order_release);
   t.split_answer.store(mid >= 0 ? kSplitGiven : kSplitDeclined, std::memory_order_release);
+}
+
+void Chunk::mark_utf8() {
+  for (size_t s = 0; s < out.size(); s++) {
+    const SlotOut& o = out[s];
+    utf8[s] = plan->slots[s].dtype == ST_STRING && valid_utf8_strings(o.bytes.data(), o.offs.data(), o.offs.size() - 1);
+  }
+  marked = true;
 }
 
 }  // namespace
@@ -1566,6 +1584,7 @@ st_example_result* decode_batch(const st_example_plan* plan, int64_t n, const st
     int64_t by_bytes = int64_t(total_bytes / (256 << 10)) + 1;
     int64_t nchunks = std::max<int64_t>(1, std::min<int64_t>({int64_t(threads), by_bytes, n}));
     const volatile int32_t* cancel = opts ? opts->cancel : nullptr;
+    const bool mark = opts && opts->mark_utf8;
     std::vector<int64_t> bounds(nchunks + 1, n);
     bounds[0] = 0;
     // Cut by bytes so that every chunk has about the same work; the
@@ -1626,6 +1645,8 @@ st_example_result* decode_batch(const st_example_plan* plan, int64_t n, const st
         std::lock_guard<std::mutex> lock(order.mu);
         ch.chunk_failed = true;
         order.failed = true;
+      } else if (mark) {
+        ch.mark_utf8();  // (after end_splitting: the chunk's records are final)
       }
     };
     if (nchunks == 1) {
@@ -1846,7 +1867,9 @@ std::atomic<int64_t> stream_fallbacks{0};
 // decode_into decodes records [0, n) as above into block (block_bytes),
 // output o (4 per slot, in st_example_result_copy_into's order) at at[o]
 // with room for cap[o] bytes, and sets sizes as st_example_result_layout
-// does. It returns ST_OK with *rest null when every output went into the
+// does, and utf8 as st_example_result_utf8 does (with opts->mark_utf8:
+// each stretch's strings are checked by the thread that decoded them,
+// while in cache). It returns ST_OK with *rest null when every output went into the
 // block, ST_OK with *rest the batch decoded the usual way when one did
 // not fit, or an error code with err set.
 //
@@ -1859,7 +1882,7 @@ std::atomic<int64_t> stream_fallbacks{0};
 template <typename RecordAt>
 int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* opts, st_error* err, size_t total_bytes,
                     RecordAt rec, uint8_t* block, size_t block_bytes, const int64_t* at, const int64_t* cap,
-                    int64_t* sizes, st_example_result** rest) {
+                    int64_t* sizes, uint8_t* utf8, st_example_result** rest) {
   const size_t nslots = plan->slots.size(), nout = 4 * nslots;
   // has[o]: the plan has output o.
   std::vector<bool> has(nout);
@@ -1896,6 +1919,11 @@ int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* op
   int threads = opts ? opts->threads : 0;
   if (threads <= 0) threads = structtensor_engine::thread_count();
   const volatile int32_t* cancel = opts ? opts->cancel : nullptr;
+  // utf8_so_far[s]: no string of slot s decoded so far is invalid UTF-8
+  // (stores only ever clear it, so no lock).
+  const bool mark = opts && opts->mark_utf8;
+  std::unique_ptr<std::atomic<bool>[]> utf8_so_far(new std::atomic<bool>[nslots]);
+  for (size_t s = 0; s < nslots; s++) utf8_so_far[s].store(mark && plan->slots[s].dtype == ST_STRING, std::memory_order_relaxed);
 
   // Shared among the threads, under mu.
   std::mutex mu;
@@ -1945,6 +1973,13 @@ int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* op
           size_t len;
           const uint8_t* p = rec(i, &len);
           if (!ch->record(i, p, len)) break;
+        }
+        for (size_t s = 0; mark && !ch->failed && s < nslots; s++) {
+          const SlotOut& o = ch->out[s];
+          if (utf8_so_far[s].load(std::memory_order_relaxed) &&
+              !valid_utf8_strings(o.bytes.data(), o.offs.data(), o.offs.size() - 1)) {
+            utf8_so_far[s].store(false, std::memory_order_relaxed);
+          }
         }
         {
           std::lock_guard<std::mutex> lock(mu);
@@ -2011,6 +2046,7 @@ int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* op
     sizes[4 * s + 1] = int64_t(used[4 * s]);
     sizes[4 * s + 2] = int64_t(used[4 * s + 2] / 8);
     sizes[4 * s + 3] = int64_t(used[4 * s + 3] / 8);
+    if (mark) utf8[s] = utf8_so_far[s].load(std::memory_order_relaxed);
   }
   note_batch(plan, int64_t(total_bytes), n, std::vector<int64_t>(sizes, sizes + nout));
   return ST_OK;
@@ -2104,13 +2140,15 @@ int32_t st_example_lend_sizes(const st_example_plan* plan, int64_t in_bytes, int
 int32_t st_example_decode_contiguous_into(const st_example_plan* plan, const uint8_t* data, size_t data_len,
                                           const int64_t* offsets, int64_t n, const st_options* opts, void* block,
                                           size_t block_bytes, const int64_t* at, const int64_t* cap, size_t at_len,
-                                          int64_t* sizes, size_t sizes_len, st_example_result** rest, st_error* err) {
+                                          int64_t* sizes, size_t sizes_len, uint8_t* utf8, size_t utf8_len,
+                                          st_example_result** rest, st_error* err) {
   st_error own{};
   if (!err) err = &own;
   *err = st_error{};
   if (rest) *rest = nullptr;
   if (!plan || n < 0 || !offsets || (!data && data_len) || !rest || !at || !cap || !sizes ||
-      at_len / 4 < plan->slots.size() || sizes_len / 4 < plan->slots.size() || (!block && block_bytes)) {
+      at_len / 4 < plan->slots.size() || sizes_len / 4 < plan->slots.size() || (!block && block_bytes) ||
+      (opts && opts->mark_utf8 && (!utf8 || utf8_len < plan->slots.size()))) {
     set_error(err, ST_ERR_ARGUMENT, -1, -1, "bad arguments to st_example_decode_contiguous_into");
     return ST_ERR_ARGUMENT;
   }
@@ -2123,11 +2161,24 @@ int32_t st_example_decode_contiguous_into(const st_example_plan* plan, const uin
           *len = size_t(offsets[i + 1] - offsets[i]);
           return data + offsets[i];
         },
-        static_cast<uint8_t*>(block), block_bytes, at, cap, sizes, rest);
+        static_cast<uint8_t*>(block), block_bytes, at, cap, sizes, utf8, rest);
   } catch (...) {
     set_error(err, ST_ERR_INTERNAL, -1, -1, "out of memory");
     return ST_ERR_INTERNAL;
   }
+}
+
+int32_t st_example_result_utf8(const st_example_result* r, uint8_t* utf8, size_t utf8_len) {
+  if (!r || !utf8 || utf8_len < r->plan->slots.size()) return ST_ERR_ARGUMENT;
+  for (const auto& c : r->chunks) {
+    if (!c->marked) return ST_ERR_ARGUMENT;
+  }
+  for (size_t s = 0; s < r->plan->slots.size(); s++) {
+    bool all = r->plan->slots[s].dtype == ST_STRING;
+    for (size_t k = 0; all && k < r->chunks.size(); k++) all = r->chunks[k]->utf8[s];
+    utf8[s] = all;
+  }
+  return ST_OK;
 }
 
 void st_example_result_free(st_example_result* r) {

@@ -69,6 +69,10 @@ type SlotOutput struct {
 	// Bytes and Offsets hold string values (len(Offsets) = strings + 1).
 	Bytes   []byte
 	Offsets []int64
+	// UTF8 reports that each string is valid UTF-8 on its own (as
+	// structtensor.ValidUTF8Strings has it), checked by the threads that
+	// decoded them.
+	UTF8 bool
 	// Splits0 has one row per record, Splits1 one row per step
 	// (feature lists); nil for a level the slot does not have.
 	Splits0, Splits1 []int64
@@ -111,7 +115,7 @@ func (p *ExamplePlan) DecodeContiguous(ctx context.Context, data []byte, offsets
 	}
 	flag, stop := watch(ctx)
 	defer stop()
-	opts := C.st_options{threads: C.int32_t(o.Threads), cancel: (*C.int32_t)(flag)}
+	opts := C.st_options{threads: C.int32_t(o.Threads), cancel: (*C.int32_t)(flag), mark_utf8: 1}
 	if out, block, ok, err := p.decodeInto(dp, data, offsets, dtypes, &opts); ok {
 		return out, block, err
 	}
@@ -151,14 +155,16 @@ func (p *ExamplePlan) decodeInto(dp *C.uint8_t, data []byte, offsets []int64, dt
 	}
 	block = takeBlocks(total)[0]
 	sizes := make([]int64, 4*ns)
+	utf8 := make([]uint8, ns)
 	var rest *C.st_example_result
 	var cerr C.st_error
-	// block is a cgo argument, pinned for the call; at, room and sizes
-	// too. The engine keeps no reference to any after it.
+	// block is a cgo argument, pinned for the call; at, room, sizes and
+	// utf8 too. The engine keeps no reference to any after it.
 	code := C.st_example_decode_contiguous_into(p.p, dp, C.size_t(len(data)), (*C.int64_t)(unsafe.Pointer(&offsets[0])),
 		C.int64_t(len(offsets)-1), opts, unsafe.Pointer(unsafe.SliceData(block)), C.size_t(len(block)),
 		(*C.int64_t)(unsafe.Pointer(&at[0])), (*C.int64_t)(unsafe.Pointer(&room[0])), C.size_t(len(at)),
-		(*C.int64_t)(unsafe.Pointer(&sizes[0])), C.size_t(len(sizes)), &rest, &cerr)
+		(*C.int64_t)(unsafe.Pointer(&sizes[0])), C.size_t(len(sizes)), (*C.uint8_t)(unsafe.Pointer(&utf8[0])), C.size_t(len(utf8)),
+		&rest, &cerr)
 	runtime.KeepAlive(p)
 	if code != 0 || rest != nil {
 		recycleBlocks([][]byte{block})
@@ -171,7 +177,7 @@ func (p *ExamplePlan) decodeInto(dp *C.uint8_t, data []byte, offsets []int64, dt
 		return out, block, true, err
 	}
 	testhook.ExampleInto.Add(1)
-	return slotOutputs(unsafe.Pointer(unsafe.SliceData(block)), dtypes, sizes, at), block, true, nil
+	return slotOutputs(unsafe.Pointer(unsafe.SliceData(block)), dtypes, sizes, at, utf8), block, true, nil
 }
 
 // copyResult copies every slot of r into Go memory: one block, recycled
@@ -192,8 +198,12 @@ func (p *ExamplePlan) copyResult(r *C.st_example_result, dtypes []uint8, threads
 	// values, string offsets and splits go in the block (-1: none).
 	sizes := make([]int64, 4*len(dtypes))
 	at := make([]int64, 4*len(dtypes))
+	utf8 := make([]uint8, len(dtypes))
 	if len(dtypes) > 0 {
 		if c := C.st_example_result_layout(r, (*C.int64_t)(unsafe.Pointer(&sizes[0])), C.size_t(len(sizes))); c != 0 {
+			return nil, nil, fail(c)
+		}
+		if c := C.st_example_result_utf8(r, (*C.uint8_t)(unsafe.Pointer(&utf8[0])), C.size_t(len(utf8))); c != 0 {
 			return nil, nil, fail(c)
 		}
 	}
@@ -226,13 +236,14 @@ func (p *ExamplePlan) copyResult(r *C.st_example_result, dtypes []uint8, threads
 			return nil, nil, fail(c)
 		}
 	}
-	return slotOutputs(base, dtypes, sizes, at), block, nil
+	return slotOutputs(base, dtypes, sizes, at, utf8), block, nil
 }
 
 // slotOutputs slices the outputs of the slots of dtypes out of the block
 // at base: sizes as st_example_result_layout gives them, each output at
-// its byte offset in at.
-func slotOutputs(base unsafe.Pointer, dtypes []uint8, sizes, at []int64) []SlotOutput {
+// its byte offset in at, the strings' marks as st_example_result_utf8
+// gives them.
+func slotOutputs(base unsafe.Pointer, dtypes []uint8, sizes, at []int64, utf8 []uint8) []SlotOutput {
 	out := make([]SlotOutput, len(dtypes))
 	for s, dt := range dtypes {
 		o := &out[s]
@@ -245,6 +256,7 @@ func slotOutputs(base unsafe.Pointer, dtypes []uint8, sizes, at []int64) []SlotO
 		default: // String
 			o.Bytes = blockSlice[byte](base, at[4*s], nb)
 			o.Offsets = blockSlice[int64](base, at[4*s+1], n+1)
+			o.UTF8 = utf8[s] != 0
 		}
 		for level, sp := range []*[]int64{&o.Splits0, &o.Splits1} {
 			if k := int(sizes[4*s+2+level]); k > 0 {

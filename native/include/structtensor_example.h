@@ -88,6 +88,10 @@ int32_t st_example_result_layout(const st_example_result* r, int64_t* sizes, siz
  * st_example_result_layout gives them), else nothing is copied and the
  * call returns ST_ERR_ARGUMENT. The engine keeps no reference to block
  * or at after the call. */
+/* Sets utf8[s] (utf8_len >= slots) to 1 where slot s holds strings each
+ * of which is valid UTF-8 on its own (as Go's utf8.Valid has it), else 0.
+ * Returns ST_ERR_ARGUMENT when r was not decoded with mark_utf8 set. */
+int32_t st_example_result_utf8(const st_example_result* r, uint8_t* utf8, size_t utf8_len);
 int32_t st_example_result_copy_into(const st_example_result* r, void* block, size_t block_bytes, const int64_t* at,
                                     size_t at_len, int32_t threads);
 
@@ -109,12 +113,16 @@ int32_t st_example_lend_sizes(const st_example_plan* plan, int64_t in_bytes, int
  * sets them: the outputs are in block. If an output outgrows its room,
  * the block's contents are undefined and the batch is decoded the usual
  * way: ST_OK with *rest that result (to copy out, then free). Otherwise
- * returns the error code, with err set. The engine keeps no reference to
- * block, at, cap or sizes after the call. */
+ * returns the error code, with err set. With opts->mark_utf8 set, utf8
+ * (utf8_len >= slots) is set as st_example_result_utf8 sets it when the
+ * outputs went into block (when not, the rest's marks it); it may be NULL
+ * otherwise. The engine keeps no reference to block, at, cap, sizes or
+ * utf8 after the call. */
 int32_t st_example_decode_contiguous_into(const st_example_plan* plan, const uint8_t* data, size_t data_len,
                                           const int64_t* offsets, int64_t n, const st_options* opts, void* block,
                                           size_t block_bytes, const int64_t* at, const int64_t* cap, size_t at_len,
-                                          int64_t* sizes, size_t sizes_len, st_example_result** rest, st_error* err);
+                                          int64_t* sizes, size_t sizes_len, uint8_t* utf8, size_t utf8_len,
+                                          st_example_result** rest, st_error* err);
 
 /* For tests: how many copy-outs (st_example_result_copy_into) were
  * shared among several threads in this process. */

@@ -82,6 +82,10 @@ typedef struct st_options {
   int32_t threads;                /* 0 = the thread limit (st_set_thread_limit), 1 = serial */
   const volatile int32_t* cancel; /* optional: decoding stops with ST_ERR_CANCELLED once *cancel != 0;
                                      read with atomic loads, so the writer must store atomically */
+  int32_t mark_utf8;              /* feature decodes (structtensor_example.h): nonzero marks each string
+                                     slot whose every string is valid UTF-8 on its own, checked by the
+                                     decoding threads (st_example_result_utf8, and the utf8 argument of
+                                     st_example_decode_contiguous_into); the protobuf decoder ignores it */
 } st_options;
 
 /* Plans. */
