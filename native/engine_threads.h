@@ -41,24 +41,31 @@ int32_t default_threads() {
 // even none (a thread that cannot start), only changes the speed. It is
 // never destroyed: its threads may outlive static destructors at exit.
 //
-// A helper sleeps as soon as its job is done. Waking it took 50 us on
-// average in a KVM guest (cpuidle haltpoll), from the job queued to the
-// helper taking it; a decode on two threads runs the pool two to four
-// times a batch. Helpers that spun for up to 200 us after a job before
-// sleeping took the next in 7-8 us, and 8 MB batches of flat records
-// back to back ran up to 4% faster, but with the process's CPUs busy or
-// idle for 14 ms between calls (as when two decoders alternate) they
-// gained nothing and the spins cost CPU time (Intel Xeon model 167).
-// Nor did two narrower spins: waking the helpers at a batch's start, so
-// that their wake-up overlaps the batch's set-up (one thread's work
-// started 45 us before the other's on 8 MB batches of flat records, 19
-// us after), and having a helper spin up to 200 us after its chunk for
-// the close-up that follows. On two threads in 8 MB batches, calls
-// alternating, flat records stayed at 1.61-1.63x one thread's speed and
-// tf.Examples 1.64-1.76x against 1.65-1.71x, within the runs' spread:
-// the notification moved 12-20 us onto the caller's set-up, and the
-// close-up divides its outputs dynamically, so a late helper only
-// leaves the caller to start it alone.
+// Waking a sleeping helper is slow in a virtual machine: on two threads
+// in 8 MB batches of flat records, calls alternating with one thread's
+// (bench's lockstep, Intel Xeon model 167, KVM), the caller's
+// notification took 15 us of its time (median; 34 us at the 90th
+// percentile), the helper starting 35-40 us after it; a caller done
+// before its helper slept and woke 37-50 us after the helper was done;
+// and a batch runs the pool twice (the decode, then the close-up,
+// assemble), so a batch of 2 ms lost about 150 us so. So a helper done
+// with a job watches for the next for a while before it sleeps
+// (kPollAfterJob), which the caller then need not wake (a notification
+// without sleepers is no system call), and the caller of run watches its
+// helpers end before it sleeps (kWatchHelpers). Timed by stamps in a
+// throwaway build, the same runs: the helper then took the decode and
+// the close-up of every batch but a call's first 1.3-1.8 us after they
+// were queued, and the caller's notification 1.3-1.7 us. Watching costs
+// CPU time, so a helper's watches may add up to an eighth of the time
+// its jobs took (kPollShare): a process whose decodes come rarely pays
+// that, not 200 us a decode.
+//
+// An earlier spin of up to 200 us after a job, with the caller's wait
+// for its helpers unchanged, was judged by bench's ratios alone, whose
+// spread run to run (a few percent) hid what it gained. Waking the
+// helpers at a batch's start, so that their wake-up overlaps the batch's
+// set-up, gained nothing: the notification moved 12-20 us onto the
+// caller's set-up.
 class Workers {
  public:
   static Workers& get() {
@@ -74,6 +81,7 @@ class Workers {
       std::lock_guard<std::mutex> lock(mu_);
       job.queued = helpers;
       queue_.push_back(&job);
+      posted_.fetch_add(1, std::memory_order_release);
       spawn(helpers);
       steer(helpers);
     }
@@ -90,6 +98,18 @@ class Workers {
       }
       job.queued = 0;
     }
+    if (job.running > 0) {
+      // Helpers still at it: most end within microseconds of the caller
+      // (the batch's work is shared out to the end), so watch them first;
+      // sleeping, the caller took 37-50 us to wake once they were done.
+      lock.unlock();
+      const auto until = std::chrono::steady_clock::now() + kWatchHelpers;
+      for (int i = 1; job.working.load(std::memory_order_acquire) > 0; i++) {
+        __builtin_ia32_pause();
+        if (i % 64 == 0 && std::chrono::steady_clock::now() >= until) break;
+      }
+      lock.lock();
+    }
     done_.wait(lock, [&] { return job.running == 0; });
   }
 
@@ -104,6 +124,10 @@ class Workers {
     const std::function<void()>* fn;
     int64_t queued = 0;   // helper calls not yet taken (guarded by mu_)
     int64_t running = 0;  // helper calls under way (guarded by mu_)
+    // working counts the helper calls not yet returned from fn: running
+    // without the lock, for the caller to watch (it still waits for
+    // running, after which no helper touches the job).
+    std::atomic<int64_t> working{0};
   };
 
   // spawn starts threads until idle ones cover want or the limit is
@@ -136,6 +160,8 @@ class Workers {
   struct Helper {
     std::thread::native_handle_type handle{};
     bool idle = true;
+    bool polling = false;  // awake after a job, watching posted_ (loop)
+    std::chrono::nanoseconds poll_credit{0};  // how long it may poll (loop; its own thread's)
 #if defined(__linux__)
     bool steered = false;
     cpu_set_t cpus;  // what it may run on, to restore once it runs
@@ -156,7 +182,7 @@ class Workers {
     if (cpu < 0 || cpu >= CPU_SETSIZE) return;
     for (auto& h : helpers_) {
       if (n <= 0) return;
-      if (!h->idle || h->steered) continue;
+      if (!h->idle || h->steered || h->polling) continue;
       n--;
       cpu_set_t away;
       if (pthread_getaffinity_np(h->handle, sizeof(h->cpus), &h->cpus) != 0 || !CPU_ISSET(cpu, &h->cpus) ||
@@ -175,6 +201,7 @@ class Workers {
 
   void loop(Helper* self) {
     std::unique_lock<std::mutex> lock(mu_);
+    bool poll = false;  // a job just ended: watch for the next before sleeping
     for (;;) {
       // Every wake-up gives a steered thread its CPUs back, also one that
       // finds the job already gone (its caller did it all) and sleeps on.
@@ -191,6 +218,22 @@ class Workers {
         }
 #endif
         if (!queue_.empty() || int64_t(helpers_.size()) > int64_t(default_threads()) - 1) break;
+        if (poll && self->poll_credit > std::chrono::nanoseconds(0)) {
+          poll = false;
+          self->polling = true;
+          const int64_t seen = posted_.load(std::memory_order_relaxed);
+          lock.unlock();
+          const auto start = std::chrono::steady_clock::now();
+          const auto until = start + std::min<std::chrono::nanoseconds>(kPollAfterJob, self->poll_credit);
+          for (int i = 1; posted_.load(std::memory_order_acquire) == seen; i++) {
+            __builtin_ia32_pause();
+            if (i % 64 == 0 && std::chrono::steady_clock::now() >= until) break;
+          }
+          self->poll_credit -= std::chrono::steady_clock::now() - start;
+          lock.lock();
+          self->polling = false;
+          continue;
+        }
         ready_.wait(lock);
       }
       if (queue_.empty()) {  // the limit went down: this thread retires
@@ -206,20 +249,38 @@ class Workers {
       Job* job = queue_.front();
       if (--job->queued == 0) queue_.pop_front();
       job->running++;
+      job->working.fetch_add(1, std::memory_order_relaxed);
       idle_--;
       self->idle = false;
       lock.unlock();
+      const auto start = std::chrono::steady_clock::now();
       (*job->fn)();
+      self->poll_credit = std::min<std::chrono::nanoseconds>(
+          std::max<std::chrono::nanoseconds>(self->poll_credit, std::chrono::nanoseconds(0)) +
+              (std::chrono::steady_clock::now() - start) / kPollShare,
+          2 * kPollAfterJob);
+      job->working.fetch_sub(1, std::memory_order_release);
       lock.lock();
       idle_++;
       self->idle = true;
       if (--job->running == 0) done_.notify_all();
+      poll = true;
     }
   }
+
+  // A helper done with a job watches for the next for up to
+  // kPollAfterJob before it sleeps, as long as its credit lasts: each job
+  // earns it 1/kPollShare of the job's time, so that watching costs at
+  // most that share of the time the helpers work, however rarely the
+  // jobs come. The caller of run watches its helpers end for up to
+  // kWatchHelpers before it sleeps (see the class comment).
+  static constexpr std::chrono::microseconds kPollAfterJob{200}, kWatchHelpers{50};
+  static constexpr int kPollShare = 8;
 
   std::mutex mu_;
   std::condition_variable ready_, done_;
   std::deque<Job*> queue_;
+  std::atomic<int64_t> posted_{0};  // jobs queued so far, for helpers polling
   std::vector<std::unique_ptr<Helper>> helpers_;  // the pool's threads, started and not retired
   int64_t idle_ = 0;                                // those of helpers_ without a job
 };
