@@ -418,7 +418,7 @@ int32_t lend_sizes(const st_plan* plan, int64_t n, int64_t in_bytes, int32_t thr
     last = plan->last_sizes;
   }
   if (!last) return 0;
-  fill_lend_sizes(plan->col_dtype, *last, in_bytes, n, lend_chunks(threads, n), *sizes);
+  fill_lend_sizes(plan->col_dtype, *last, in_bytes, n, lend_chunks(plan, threads, n, in_bytes), *sizes);
   return 1;
 }
 
@@ -960,7 +960,7 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     int64_t total = sizes_prefix[n];
     // With the caller's buffers, one chunk per thread, each writing its
     // share of the buffers (by bytes), closed up afterwards (assemble).
-    int64_t nchunks = out ? lend_chunks(threads, n)
+    int64_t nchunks = out ? lend_chunks(plan, threads, n, total)
                           : std::max<int64_t>(1, std::min<int64_t>(n, (total + kChunkBytes - 1) / kChunkBytes));
     std::shared_ptr<const BatchSizes> last;
     if (out && nchunks > 1) {
@@ -1131,6 +1131,11 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     if (second && second->defer_splits) {
       note_defer_timing(plan, first->run_s, sizes_prefix[first->run_hi.load(std::memory_order_relaxed)] - sizes_prefix[bounds[0]],
                         *second);
+    }
+    if (out && total >= kLendMinBytes) {
+      double walk_s = 0;
+      for (auto& c : res->chunks) walk_s += c->run_s;
+      note_walk_rate(plan, walk_s, total);
     }
     if (out && res->chunks.size() > 1) assemble(*res, *out, threads);
     if (total >= kLendMinBytes) remember_sizes(plan, res.get(), total, n);
@@ -1412,6 +1417,10 @@ void st_test_handover(int32_t mode, double share) {
 int64_t st_test_handovers(int64_t* rebased_bytes) {
   if (rebased_bytes) *rebased_bytes = handover_rebased_splits.load(std::memory_order_relaxed);
   return handovers_taken.load(std::memory_order_relaxed);
+}
+
+void st_test_min_thread_seconds(double seconds) {
+  min_thread_seconds.store(seconds >= 0 ? seconds : kMinThreadSeconds, std::memory_order_relaxed);
 }
 
 void st_test_steal(int32_t mode) { structtensor_engine::steal_mode.store(mode, std::memory_order_relaxed); }

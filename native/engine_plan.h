@@ -216,6 +216,10 @@ struct st_plan {
   // threads finish together, as this plan's last such batches measured
   // it (note_defer_timing); 0 until one has.
   mutable std::atomic<double> defer_weight{0};
+  // The seconds one thread's walk took an input byte in this plan's last
+  // decodes into lent buffers (note_walk_rate), from which lend_chunks
+  // judges how many threads a batch is worth; 0 until measured.
+  mutable std::atomic<double> walk_s_per_byte{0};
   std::string message;  // full name of the root message, for errors
   uint32_t flags = 0;
   uint32_t max_depth = 100;

@@ -1013,6 +1013,8 @@ func Splits() int64 { return int64(C.st_test_splits()) }
 // split.
 func steal(mode int) { C.st_test_steal(C.int32_t(mode)) }
 
+func minThreadSeconds(seconds float64) { C.st_test_min_thread_seconds(C.double(seconds)) }
+
 // DeferredAdoptions returns how many later chunks of multi-threaded
 // decodes into lent buffers, in this process, deferred the records' own
 // row splits, ended their walk without taking the hand-over and had them
@@ -1056,6 +1058,7 @@ func init() {
 	testhook.Handover = handover
 	testhook.DeferSplits = deferSplits
 	testhook.Steal = steal
+	testhook.MinThreadSeconds = minThreadSeconds
 }
 
 // WorkerThreads returns the number of the engine's pool threads now

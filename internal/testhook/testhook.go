@@ -82,6 +82,12 @@ var DeferSplits func(mode int)
 // output must not depend on it.
 var Steal func(mode int)
 
+// MinThreadSeconds, set by package native, sets the least walk (seconds,
+// at the plan's measured rate) a thread of a decode into lent buffers is
+// given: 0 none, < 0 the default. The tests of several chunks set 0, so
+// that their small batches still take several.
+var MinThreadSeconds func(seconds float64)
+
 // CopyAllBytes, when non-zero, replaces the size up to which package
 // native copies a result's outputs out of engine memory in one call into
 // one block (negative: never, each output is copied on its own), so that

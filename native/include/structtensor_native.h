@@ -242,6 +242,11 @@ int64_t st_test_handovers(int64_t* rebased_bytes);
  * the batch's first split.
  * st_test_splits returns how many splits were made in the process. */
 void st_test_steal(int32_t mode);
+/* st_test_min_thread_seconds sets the least walk, in seconds at the
+ * plan's measured rate, that a thread of a decode into lent buffers is
+ * given (0: none, every thread asked for takes a chunk), or back to its
+ * default (< 0): tests of several chunks on small batches set 0. */
+void st_test_min_thread_seconds(double seconds);
 int64_t st_test_splits(void);
 /* st_test_defer_splits makes the chunks that may take a hand-over defer
  * the records' own row splits until they take it where they are a large
