@@ -571,6 +571,9 @@ struct Chunk {
   std::vector<uint8_t> utf8;
   bool marked = false;
 
+  // utf8_strings tells whether every string the chunk holds for slot s
+  // is valid UTF-8 on its own (false for a slot of another dtype).
+  bool utf8_strings(size_t s) const;
   // mark_utf8 sets utf8 once the walk is over: each thread checks the
   // strings it decoded, rather than the caller all of them after.
   void mark_utf8();
@@ -1510,11 +1513,13 @@ void Chunk::split_here(int64_t i) {
   t.split_answer.store(mid >= 0 ? kSplitGiven : kSplitDeclined, std::memory_order_release);
 }
 
+bool Chunk::utf8_strings(size_t s) const {
+  const SlotOut& o = out[s];
+  return plan->slots[s].dtype == ST_STRING && valid_utf8_strings(o.bytes.data(), o.offs.data(), o.offs.size() - 1);
+}
+
 void Chunk::mark_utf8() {
-  for (size_t s = 0; s < out.size(); s++) {
-    const SlotOut& o = out[s];
-    utf8[s] = plan->slots[s].dtype == ST_STRING && valid_utf8_strings(o.bytes.data(), o.offs.data(), o.offs.size() - 1);
-  }
+  for (size_t s = 0; s < out.size(); s++) utf8[s] = utf8_strings(s);
   marked = true;
 }
 
@@ -1869,9 +1874,9 @@ std::atomic<int64_t> stream_fallbacks{0};
 // with room for cap[o] bytes, and sets sizes as st_example_result_layout
 // does, and utf8 as st_example_result_utf8 does (with opts->mark_utf8:
 // each stretch's strings are checked by the thread that decoded them,
-// while in cache). It returns ST_OK with *rest null when every output went into the
-// block, ST_OK with *rest the batch decoded the usual way when one did
-// not fit, or an error code with err set.
+// while in cache). It returns ST_OK with *rest null when every output
+// went into the block, ST_OK with *rest the batch decoded the usual way
+// when one did not fit, or an error code with err set.
 //
 // On several threads, each takes the next stretch in turn into a chunk
 // of its own; a stretch's place in every output is known once every
@@ -1975,9 +1980,7 @@ int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* op
           if (!ch->record(i, p, len)) break;
         }
         for (size_t s = 0; mark && !ch->failed && s < nslots; s++) {
-          const SlotOut& o = ch->out[s];
-          if (utf8_so_far[s].load(std::memory_order_relaxed) &&
-              !valid_utf8_strings(o.bytes.data(), o.offs.data(), o.offs.size() - 1)) {
+          if (utf8_so_far[s].load(std::memory_order_relaxed) && !ch->utf8_strings(s)) {
             utf8_so_far[s].store(false, std::memory_order_relaxed);
           }
         }
