@@ -282,7 +282,14 @@ func (b *builder) column(res *native.Result, f *planField, count int, splits []i
 		if len(offsets) == 0 || offsets[0] != 0 || offsets[len(offsets)-1] != int64(len(data)) {
 			return nil, fmt.Errorf("decode: internal: field %q: %d string offsets do not span its %d bytes", f.name, len(offsets), len(data))
 		}
-		text := f.kind == protoreflect.StringKind && ((f.utf8 && p.flags&flagAcceptInvalidUTF8 == 0) || structtensor.ValidUTF8Strings(data, offsets))
+		// A string field's strings are text when validated as decoded
+		// (proto3), or marked so by the engine as it stored them; else
+		// checked here, reading them again.
+		text := f.kind == protoreflect.StringKind && f.utf8 && p.flags&flagAcceptInvalidUTF8 == 0
+		if f.kind == protoreflect.StringKind && !text {
+			valid, known := res.StringsUTF8(f.column)
+			text = valid || (!known && structtensor.ValidUTF8Strings(data, offsets))
+		}
 		vals = unchecked.StringTensor(b.room, data, offsets, text)
 	} else {
 		v, err := res.Column(f.column, uint8(dtype))

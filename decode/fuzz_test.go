@@ -3,6 +3,7 @@ package decode
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -145,6 +146,9 @@ func FuzzDecode(f *testing.F) {
 			if st.NumRows() != 2 || !p.Spec().IsCompatibleWith(st.Spec()) {
 				t.Fatalf("%s: bad output shape %v", p.Message(), st.Spec())
 			}
+			checkUTF8MarksAgainstGo(t, p.Message(), st, func() (*structtensor.StructTensor, error) {
+				return p.Decode([][]byte{data, data[:len(data)/2]}, DecodeOptions{Threads: 1})
+			})
 		}
 		samePackedTiers(t, plans, data)
 		samePackedTiers(t, plans, data[:len(data)/2])
@@ -175,6 +179,9 @@ func FuzzDecode(f *testing.F) {
 					}
 					continue
 				}
+				checkUTF8MarksAgainstGo(t, fmt.Sprintf("%s, %d threads", p.Message(), threads), st, func() (*structtensor.StructTensor, error) {
+					return p.DecodeContiguous(buf, offsets, DecodeOptions{Threads: threads})
+				})
 				rows := structtensor.ToValue(st).([]any)
 				want := structtensor.ToValue(small).([]any)
 				for _, i := range []int{0, 1, len(rows) / 2, len(rows)/2 + 1, len(rows) - 2, len(rows) - 1} {

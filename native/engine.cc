@@ -60,6 +60,7 @@
 struct st_result {
   const st_plan* plan;
   int64_t nrecords = 0;
+  bool utf8_marked = false;  // decoded with st_options.mark_utf8
   std::vector<std::unique_ptr<Decoder>> chunks;
 
   ~st_result() {
@@ -346,11 +347,14 @@ void assemble(st_result& res, const st_output& out, int threads) {
         }
         vals.apply();
         int64_t n = 0;
+        uint8_t utf8 = Column::kUTF8Valid;
         for (size_t k = 0; k < nchunks; k++) {
           n += res.chunks[k]->cols[c].n;
+          utf8 = std::max(utf8, res.chunks[k]->cols[c].utf8);
           if (k > 0) res.chunks[k]->cols[c].n = 0;
         }
         c0.n = n;
+        c0.utf8 = utf8;  // the other chunks go when every output is whole
         whole++;
       }
     } catch (...) {
@@ -949,9 +953,11 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     std::unique_ptr<st_result> res(new st_result);
     res->plan = plan;
     res->nrecords = n;
+    res->utf8_marked = opts && opts->mark_utf8;
     int threads = opts ? opts->threads : 1;
     if (threads <= 0) threads = default_threads();
     const volatile int32_t* cancel = opts ? opts->cancel : nullptr;
+    const bool mark_utf8 = res->utf8_marked;
     // Split by bytes into chunks of about kChunkBytes, decoded in order by
     // up to `threads` workers. Chunks bound each decoder's buffers (which
     // the plan's pool then reuses without reallocating or faulting pages
@@ -1024,6 +1030,7 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     }
     for (int64_t k = 0; k < nchunks; k++) {
       Decoder& d = *res->chunks[size_t(k)];
+      d.mark_utf8 = mark_utf8;
       batch.order.push_back(&d);
       d.run_hi.store(bounds[size_t(k + 1)], std::memory_order_relaxed);
       d.at.store(bounds[size_t(k)], std::memory_order_relaxed);
@@ -1078,7 +1085,11 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
             continue;
           }
           Decoder* t = splits ? ask_for_split(batch.mu, batch.order, batch.prefix, batch.failed,
-                                              [&] { return std::unique_ptr<Decoder>(new Decoder(plan, Decoder::kUnattached)); })
+                                              [&] {
+                                                std::unique_ptr<Decoder> tail(new Decoder(plan, Decoder::kUnattached));
+                                                tail->mark_utf8 = mark_utf8;
+                                                return tail;
+                                              })
                               : nullptr;
           if (!t) {
             // Nothing left worth splitting: help with a deferred write
@@ -1465,6 +1476,13 @@ int32_t st_result_column_in_place(const st_result* r, int64_t c) {
   }
   const Column& col = r->chunks[0]->cols[size_t(c)];
   return col.vals.external && (col.dtype != ST_STRING || col.offs.external) ? 1 : 0;
+}
+
+int32_t st_result_column_utf8(const st_result* r, int64_t c) {
+  if (!col_ok(r, c) || !r->utf8_marked || !r->plan->col_text[size_t(c)]) return -1;
+  uint8_t utf8 = Column::kUTF8Valid;
+  for (auto& ch : r->chunks) utf8 = std::max(utf8, ch->cols[size_t(c)].utf8);
+  return utf8 == Column::kUTF8Valid ? 1 : utf8 == Column::kUTF8Invalid ? 0 : -1;
 }
 
 int32_t st_result_partition_in_place(const st_result* r, int64_t p) {

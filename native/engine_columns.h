@@ -161,11 +161,20 @@ struct Column {
   Buf offs;       // strings only: int64 offsets, starting with 0
   uint8_t dtype = 0;
   uint8_t shift = 0;
+  // utf8 is what a decode that marks strings (Decoder::mark_utf8) knows
+  // of the strings of a string field's column: each valid UTF-8 on its
+  // own (kUTF8Valid), one not (kUTF8Invalid), or unknown: a string was
+  // taken back (a singular field set again, a oneof's other member)
+  // after one was found invalid, which may have been that one. In this
+  // order: the state of chunks together is the largest of theirs.
+  enum : uint8_t { kUTF8Valid, kUTF8Invalid, kUTF8Unknown };
+  uint8_t utf8 = kUTF8Valid;
 
   int64_t count() const {
     return n;
   }
   void truncate(int64_t m) {
+    if (utf8 == kUTF8Invalid) utf8 = kUTF8Unknown;
     if (dtype == ST_STRING) {
       offs.len = size_t(m + 1) * 8;
       vals.len = size_t(offs.i64(size_t(m)));

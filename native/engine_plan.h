@@ -65,6 +65,7 @@ struct FieldPlan {
   // Cold, out of line so that the hot part stays within a cache line.
   struct Cold {
     std::string def_str;
+    bool def_utf8 = true;  // def_str is valid UTF-8
     std::string path;  // for errors: the projection path from the root
   };
   std::unique_ptr<Cold> cold{new Cold};
@@ -224,6 +225,9 @@ struct st_plan {
   uint32_t flags = 0;
   uint32_t max_depth = 100;
   std::vector<uint8_t> col_dtype;
+  // col_text[c] is 1 where column c holds a string field's values (not a
+  // bytes field's): the columns a decode marks UTF-8 (Column::utf8).
+  std::vector<uint8_t> col_text;
   int64_t nparts = 0;
   int32_t noneofs = 0;
   std::vector<NodePlan> nodes;
@@ -342,6 +346,7 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
     uint64_t d = r.uvarint();
     if (!r.ok || d < ST_BOOL || d > ST_STRING) PLAN_FAIL("plan: column %llu has bad dtype", (unsigned long long)i);
     plan->col_dtype.push_back(uint8_t(d));
+    plan->col_text.push_back(0);
   }
   uint64_t nparts = r.uvarint();
   if (!r.ok || nparts > (1u << 30)) PLAN_FAIL("plan: bad partition count");
@@ -394,6 +399,7 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
         f.dtype = dtype_of(f.type);
         if (plan->col_dtype[size_t(target)] != f.dtype) PLAN_FAIL("plan: field %s: column dtype does not match type", f.cold->path.c_str());
         f.shift = shift_of(f.dtype);
+        if (f.type == T_STRING) plan->col_text[size_t(target)] = 1;
       }
       if (mode >= M_OPTIONAL) {
         if (part >= nparts || part_used[size_t(part)]) PLAN_FAIL("plan: field %s: bad or reused partition", f.cold->path.c_str());
@@ -402,6 +408,7 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
       } else if (!f.message) {
         if (f.dtype == ST_STRING) {
           f.cold->def_str = r.str();
+          f.cold->def_utf8 = structtensor_engine::valid_utf8(reinterpret_cast<const uint8_t*>(f.cold->def_str.data()), f.cold->def_str.size());
         } else {
           f.def_bits = r.uvarint();
         }

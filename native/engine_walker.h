@@ -153,6 +153,11 @@ struct Decoder {
   // Writes into caller's buffers (st_decode_contiguous_into): such a
   // decoder never goes back to the plan's pool.
   bool external = false;
+  // Marks string fields' columns UTF-8 (Column::utf8) as the strings are
+  // stored, in the first-level cache (st_options.mark_utf8): a check in
+  // Go after the decode read every byte again, from memory, on one
+  // thread. Fields whose strings are validated (proto3) need no mark.
+  bool mark_utf8 = false;
 
   // The first error.
   int32_t code = ST_OK;
@@ -190,6 +195,7 @@ struct Decoder {
       c.vals.len = 0;
       c.n = 0;
       c.offs.len = 0;
+      c.utf8 = Column::kUTF8Valid;
       if (c.dtype == ST_STRING) c.offs.push<int64_t>(0);
     }
     for (auto& p : parts) {
@@ -620,6 +626,7 @@ struct Decoder {
     size_t k = size_t(n - c.count());
     if (f.dtype == ST_STRING) {
       const std::string& d = f.cold->def_str;
+      if (!f.cold->def_utf8 && k > 0 && c.utf8 == Column::kUTF8Valid) c.utf8 = Column::kUTF8Invalid;
       c.vals.reserve_more(k * d.size());
       c.offs.reserve_more(k * 8);
       for (size_t i = 0; i < k; i++) c.push_string(reinterpret_cast<const uint8_t*>(d.data()), d.size());
@@ -676,7 +683,10 @@ struct Decoder {
     if (f.message) return end_element(f.child, at);
     Column& c = cols[size_t(f.column)];
     switch (f.dtype) {
-      case ST_STRING: c.push_string(reinterpret_cast<const uint8_t*>(f.cold->def_str.data()), f.cold->def_str.size()); break;
+      case ST_STRING:
+        if (!f.cold->def_utf8 && c.utf8 == Column::kUTF8Valid) c.utf8 = Column::kUTF8Invalid;
+        c.push_string(reinterpret_cast<const uint8_t*>(f.cold->def_str.data()), f.cold->def_str.size());
+        break;
       case ST_BOOL: c.push<uint8_t>(f.def_bits != 0); break;
       case ST_INT32: case ST_UINT32: case ST_FLOAT32: c.push<uint32_t>(uint32_t(f.def_bits)); break;
       default: c.push<uint64_t>(f.def_bits); break;
@@ -980,8 +990,12 @@ struct Decoder {
           uint64_t len;
           p = read_varint_lim(p, end, rec_end, &len);
           if (!p || len > uint64_t(end - p)) return fail_field(ST_ERR_MALFORMED, fs, "length past the end", np, k);
-          if (k.validate_utf8() && !valid_utf8(p, size_t(len))) return fail_field(ST_ERR_UTF8, fs, "invalid UTF-8 in string", np, k);
           Column& c = s.col;
+          if (k.validate_utf8()) {
+            if (!valid_utf8(p, size_t(len))) return fail_field(ST_ERR_UTF8, fs, "invalid UTF-8 in string", np, k);
+          } else if (mark_utf8 && k.type == T_STRING && c.utf8 == Column::kUTF8Valid && !valid_utf8(p, size_t(len))) {
+            c.utf8 = Column::kUTF8Invalid;
+          }
           if (!fresh && k.mode != M_REPEATED && c.count() > singular_key(k, s, node)) c.drop_last();
           c.push_string(p, size_t(len), rec_end);
           p += len;

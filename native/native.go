@@ -208,8 +208,10 @@ func watch(ctx context.Context) (flag *C.int32_t, stop func()) {
 	}
 }
 
+// options are the engine's options for a decode: it marks the columns of
+// string fields whose strings are all valid UTF-8 (Result.StringsUTF8).
 func (p *Plan) options(o Options, flag *C.int32_t) C.st_options {
-	return C.st_options{threads: C.int32_t(o.Threads), cancel: (*C.int32_t)(flag)}
+	return C.st_options{threads: C.int32_t(o.Threads), cancel: (*C.int32_t)(flag), mark_utf8: 1}
 }
 
 // Decode decodes records. It pins the records for the duration of the
@@ -779,6 +781,26 @@ func (r *Result) Strings(c int) (data []byte, offsets []int64, err error) {
 		C.st_result_release_column(r.r, C.int64_t(c))
 	}
 	return data, offsets, nil
+}
+
+// StringsUTF8 tells whether each string of column c, a protobuf string
+// field's, is valid UTF-8 on its own (as structtensor.ValidUTF8Strings
+// has it), as the decoding threads found while storing the strings:
+// known is false when the engine cannot tell (a string found invalid was
+// replaced later in its record; a bytes field's column), and the caller
+// checks the strings itself.
+func (r *Result) StringsUTF8(c int) (valid, known bool) {
+	if c < 0 || c >= len(r.cols) || testhook.IgnoreUTF8Marks.Load() {
+		return false, false
+	}
+	defer runtime.KeepAlive(r)
+	switch C.st_result_column_utf8(r.r, C.int64_t(c)) {
+	case 1:
+		return true, true
+	case 0:
+		return false, true
+	}
+	return false, false
 }
 
 // Splits copies out the row splits of partition p.

@@ -35,6 +35,12 @@ var ExampleInto, ExampleIntoFallbacks atomic.Int64
 // small batches take that path, or none.
 var ExampleStretchBytes func(bytes int64)
 
+// IgnoreUTF8Marks makes package native's protobuf results tell nothing
+// of their string columns' UTF-8 (Result.StringsUTF8), so that package
+// decode checks the strings itself: tests compare the engine's marks
+// with that check.
+var IgnoreUTF8Marks atomic.Bool
+
 // LentFromPool counts, process-wide, the blocks package native lent
 // again from its pool of blocks that came back (by Recycle, or by
 // themselves once nothing referred to them) instead of allocating.

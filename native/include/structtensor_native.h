@@ -82,10 +82,11 @@ typedef struct st_options {
   int32_t threads;                /* 0 = the thread limit (st_set_thread_limit), 1 = serial */
   const volatile int32_t* cancel; /* optional: decoding stops with ST_ERR_CANCELLED once *cancel != 0;
                                      read with atomic loads, so the writer must store atomically */
-  int32_t mark_utf8;              /* feature decodes (structtensor_example.h): nonzero marks each string
-                                     slot whose every string is valid UTF-8 on its own, checked by the
-                                     decoding threads (st_example_result_utf8, and the utf8 argument of
-                                     st_example_decode_contiguous_into); the protobuf decoder ignores it */
+  int32_t mark_utf8;              /* nonzero marks each string column (feature decodes,
+                                     structtensor_example.h: each string slot) whose every string is
+                                     valid UTF-8 on its own, checked by the decoding threads as they
+                                     store the strings: st_result_column_utf8 (st_example_result_utf8,
+                                     and the utf8 argument of st_example_decode_contiguous_into) */
 } st_options;
 
 /* Plans. */
@@ -271,6 +272,15 @@ int64_t st_result_num_records(const st_result* r);
  * in engine memory, -1 on a bad index. */
 int32_t st_result_column_in_place(const st_result* r, int64_t column);
 int32_t st_result_partition_in_place(const st_result* r, int64_t partition);
+/* st_result_column_utf8 tells what a decode with mark_utf8 set found of
+ * the strings of a column of a protobuf string field: 1 when each is
+ * valid UTF-8 on its own (as Go's utf8.Valid has it), 0 when one is not;
+ * -1 when it cannot tell: the decode did not mark, the column is not a
+ * string field's (a bytes field's values are never marked), a string
+ * found invalid was taken back later (a singular field set again, a
+ * oneof's other member), or the index is bad. A string field that
+ * requires valid UTF-8 (proto3) is 1 in any result with the mark. */
+int32_t st_result_column_utf8(const st_result* r, int64_t column);
 /* st_result_layout writes what st_result_column_length,
  * st_result_column_bytes, st_result_column_in_place,
  * st_result_partition_length and st_result_partition_in_place return, for
