@@ -127,22 +127,14 @@ func (b freeBlock) block(size int) []byte {
 }
 
 // starved tells whether a decode that needs a block of size bytes and
-// found none in the pool that fits (get) should run a collection to get
-// one back (collectForBlocks), and returns the bytes armed: the blocks
-// pooled and armed leave no room for another under the bound, and the
+// found none in the pool should run a collection to get one back
+// (collectForBlocks), and returns the bytes armed: the pool is empty,
+// the armed blocks leave no room for another under the bound, and the
 // last such collection brought blocks back or has been waited out.
-// Blocks pooled that do not fit do not make the pool less starved: a loop
-// over 1 MB batches of flat records, whose pool held one block, of its
-// last and shorter batch's class, when its other blocks ran out, took a
-// block fresh (and, beyond the bound, unarmed) once per pass over its
-// data; collected, the block's pages went back to the system, and the
-// next pass's fresh block faulted them in again, zeroed: 4 MiB a pass,
-// in the runs where the runtime had given them back 7-9% of the loop's
-// time (the kernel zeroing pages; Intel Xeon model 167, virtual CPUs).
 func (f *freeBlocks) starved(size int) (armed int, ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.bytes+f.armedBytes+allocBytes(size) <= f.limit() {
+	if f.bytes > 0 || f.armedBytes+allocBytes(size) <= f.limit() {
 		return 0, false
 	}
 	if f.returned == f.forcedReturned && f.decodesNoted < f.forcedAt+f.forceWait {
@@ -168,28 +160,19 @@ func (f *freeBlocks) noteForced() {
 // limit is the bound on bytes pooled plus bytes armed.
 func (f *freeBlocks) limit() int { return max(2*slices.Max(f.decodes[:]), minPoolBytes) }
 
-// get takes a free block for a request of the class: one of the class,
-// else one of a larger class that holds no more memory (allocBytes: the
-// classes of blocks on as many huge pages), and returns its class; the
-// zero freeBlock when the pool has neither. A loop over batches of about
-// one size asks for two or three neighbouring classes (its last, shorter
-// batch one more).
-func (f *freeBlocks) get(class int) (freeBlock, int) {
+// get takes a free block of the class, or returns the zero freeBlock.
+func (f *freeBlocks) get(class int) freeBlock {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	footprint := allocBytes(classSize(class))
-	for c := class; c < len(f.classes) && allocBytes(classSize(c)) == footprint; c++ {
-		blocks := f.classes[c]
-		if len(blocks) == 0 {
-			continue
-		}
-		b := blocks[len(blocks)-1]
-		blocks[len(blocks)-1] = freeBlock{}
-		f.classes[c] = blocks[:len(blocks)-1]
-		f.bytes -= footprint
-		return b, c
+	blocks := f.classes[class]
+	if len(blocks) == 0 {
+		return freeBlock{}
 	}
-	return freeBlock{}, class
+	b := blocks[len(blocks)-1]
+	blocks[len(blocks)-1] = freeBlock{}
+	f.classes[class] = blocks[:len(blocks)-1]
+	f.bytes -= allocBytes(classSize(class))
+	return b
 }
 
 // arm arms the finalizer of the block of size bytes at off in the
@@ -394,23 +377,21 @@ func takeBlocks(need ...int) [][]byte {
 }
 
 // takeBlock returns a block of more than n bytes whose contents are
-// undefined, from the pool when it has one that fits (get: of the size
-// class, or larger on as many huge pages; the block is then that long), else new,
+// undefined, from the pool when it has one of the size class, else new,
 // with its finalizer armed if the pool's bound allows. More than n: an
 // empty stretch carved at offset n still points inside the block, never
 // at whatever object follows it (checkptr refuses such pointers; the
 // collector would keep that object alive by them).
 func takeBlock(n int) []byte {
 	class, size := blockClass(n + 1)
-	fb, got := blockPool.get(class)
+	fb := blockPool.get(class)
 	if fb.base == nil {
 		if armed, ok := blockPool.starved(size); ok && collectForBlocks(armed) {
-			fb, got = blockPool.get(class)
+			fb = blockPool.get(class)
 		}
 	}
 	if fb.base != nil {
 		testhook.LentFromPool.Add(1)
-		size = classSize(got)
 	} else {
 		alloc := makeUncleared[byte](size + hugeSlack(size))
 		fb = freeBlock{base: unsafe.SliceData(alloc), off: uintptr(placeBlock(alloc, size))}

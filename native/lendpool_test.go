@@ -193,55 +193,6 @@ func TestStarvedPoolCollects(t *testing.T) {
 	}
 }
 
-// TestStarvedPoolCollectsPastOtherClasses is TestStarvedPoolCollects
-// with a block of another size class, which no request takes, left in
-// the pool: it must not keep the pool from collecting. Before, it did:
-// every block past the bound was lent fresh and unarmed, and a loop over
-// 1 MB batches so took one fresh block a pass (the block of its last,
-// shorter batch stayed in the pool), whose pages, once collected and
-// given back to the system, were faulted in and zeroed again.
-func TestStarvedPoolCollectsPastOtherClasses(t *testing.T) {
-	const size = 24 << 20
-	resetPool(t)
-	t.Cleanup(blockPool.drop)
-	// The collector paced as in a program with a larger heap than this
-	// test's, which collects seldom on its own: its collections would
-	// bring the blocks back (too late, after the fresh ones).
-	defer debug.SetGCPercent(debug.SetGCPercent(2000))
-	recycleBlocks(takeBlocks(20<<20 - 1))
-	fresh, collections := takeAndDrop(size, 30)
-	if collections == 0 {
-		t.Fatal("the pool, starved of its class, ran no collection")
-	}
-	if fresh > 10 {
-		t.Errorf("%d of 30 blocks fresh (%d collections run for the pool), want at most 10", fresh, collections)
-	}
-}
-
-// TestPoolLendsLargerBlockOfSameFootprint: a request finding no block of
-// its class takes one of a larger class on as many huge pages, which
-// holds no more memory, and gets all of it.
-func TestPoolLendsLargerBlockOfSameFootprint(t *testing.T) {
-	const small, large = 5 << 19, 3 << 20 // 2.5 and 3 MiB: two huge pages each
-	if allocBytes(small) != allocBytes(large) {
-		t.Skip("no huge pages here: each class holds its own size")
-	}
-	resetPool(t)
-	t.Cleanup(blockPool.drop)
-	big := takeBlocks(large - 1)[0]
-	recycleBlocks([][]byte{big})
-	p0 := testhook.LentFromPool.Load()
-	b := takeBlocks(small - 1)[0]
-	if testhook.LentFromPool.Load() != p0+1 || unsafe.SliceData(b) != unsafe.SliceData(big) || len(b) != large {
-		t.Errorf("a %d-byte request got a block of %d bytes (the pooled one: %v)", small, len(b), unsafe.SliceData(b) == unsafe.SliceData(big))
-	}
-	// And it goes back to the pool as what it is.
-	recycleBlocks([][]byte{b})
-	if b2 := takeBlocks(large - 1)[0]; unsafe.SliceData(b2) != unsafe.SliceData(big) {
-		t.Error("the block did not come back to its own class")
-	}
-}
-
 // TestStarvedPoolBacksOff keeps every block: the collections bring
 // nothing back, and the pool runs fewer and fewer of them.
 func TestStarvedPoolBacksOff(t *testing.T) {
