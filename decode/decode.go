@@ -285,9 +285,12 @@ func (b *builder) column(res *native.Result, f *planField, count int, splits []i
 		// A string field's strings are text when validated as decoded
 		// (proto3), or marked so by the engine as it stored them; else
 		// checked here, reading them again.
-		text := f.kind == protoreflect.StringKind && f.utf8 && p.flags&flagAcceptInvalidUTF8 == 0
-		if f.kind == protoreflect.StringKind && !text {
-			valid, known := res.StringsUTF8(f.column)
+		text := false
+		if f.kind == protoreflect.StringKind {
+			valid, known := f.utf8 && p.flags&flagAcceptInvalidUTF8 == 0, true
+			if !valid {
+				valid, known = res.StringsUTF8(f.column)
+			}
 			text = valid || (!known && structtensor.ValidUTF8Strings(data, offsets))
 		}
 		vals = unchecked.StringTensor(b.room, data, offsets, text)

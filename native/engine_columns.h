@@ -173,6 +173,10 @@ struct Column {
   int64_t count() const {
     return n;
   }
+  // utf8_invalid records that a string stored was not valid UTF-8.
+  void utf8_invalid() {
+    if (utf8 == kUTF8Valid) utf8 = kUTF8Invalid;
+  }
   void truncate(int64_t m) {
     if (utf8 == kUTF8Invalid) utf8 = kUTF8Unknown;
     if (dtype == ST_STRING) {

@@ -626,7 +626,7 @@ struct Decoder {
     size_t k = size_t(n - c.count());
     if (f.dtype == ST_STRING) {
       const std::string& d = f.cold->def_str;
-      if (!f.cold->def_utf8 && k > 0 && c.utf8 == Column::kUTF8Valid) c.utf8 = Column::kUTF8Invalid;
+      if (!f.cold->def_utf8 && k > 0) c.utf8_invalid();
       c.vals.reserve_more(k * d.size());
       c.offs.reserve_more(k * 8);
       for (size_t i = 0; i < k; i++) c.push_string(reinterpret_cast<const uint8_t*>(d.data()), d.size());
@@ -684,7 +684,7 @@ struct Decoder {
     Column& c = cols[size_t(f.column)];
     switch (f.dtype) {
       case ST_STRING:
-        if (!f.cold->def_utf8 && c.utf8 == Column::kUTF8Valid) c.utf8 = Column::kUTF8Invalid;
+        if (!f.cold->def_utf8) c.utf8_invalid();
         c.push_string(reinterpret_cast<const uint8_t*>(f.cold->def_str.data()), f.cold->def_str.size());
         break;
       case ST_BOOL: c.push<uint8_t>(f.def_bits != 0); break;
@@ -994,7 +994,7 @@ struct Decoder {
           if (k.validate_utf8()) {
             if (!valid_utf8(p, size_t(len))) return fail_field(ST_ERR_UTF8, fs, "invalid UTF-8 in string", np, k);
           } else if (mark_utf8 && k.type == T_STRING && c.utf8 == Column::kUTF8Valid && !valid_utf8(p, size_t(len))) {
-            c.utf8 = Column::kUTF8Invalid;
+            c.utf8_invalid();
           }
           if (!fresh && k.mode != M_REPEATED && c.count() > singular_key(k, s, node)) c.drop_last();
           c.push_string(p, size_t(len), rec_end);
