@@ -36,7 +36,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // ---------------------------------------------------------------------
 // Decoding state for one chunk of records.
 
-struct Decoder {
+struct alignas(64) Decoder {
   const st_plan* plan;
   // The outputs, a slot a field (Slot): the walk finds a field's by its
   // key (FieldKey::slot), the rest of the engine by column or partition.
@@ -91,7 +91,7 @@ struct Decoder {
     Buf log;           // (end, value) a fill: splits up to end - 1 are value
     int64_t last = 0;  // the last split (the leading 0 before any fill)
   };
-  std::vector<DeferredPart> deferred;
+  structtensor_engine::LineVector<DeferredPart> deferred;
   // The timing of the deferring (note_defer_timing): the walk's seconds
   // and input bytes until it took the hand-over (or ended), and the
   // seconds the deferred splits took to write, by whichever thread.
@@ -136,7 +136,7 @@ struct Decoder {
   bool chunk_failed = false;
   std::vector<int64_t> settled_ends;
   double run_s = 0;  // the run's seconds
-  std::vector<int64_t> counts;
+  structtensor_engine::LineVector<int64_t> counts;
   // For each oneof, the element (of its node) and the member last set: a
   // oneof needs clearing only when another member was set in the same
   // element, which the mark tells without looking at the members.
@@ -144,7 +144,7 @@ struct Decoder {
     int64_t element;
     uint32_t member;
   };
-  std::vector<OneofMark> oneof_marks;
+  structtensor_engine::LineVector<OneofMark> oneof_marks;
   const volatile int32_t* cancel = nullptr;
   // The packed decoders' tier (packed_tier), read once a run rather than
   // at each packed field: a call (on tf.Examples 0.6% of the

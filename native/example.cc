@@ -545,10 +545,10 @@ struct ChunkOrder;
 
 // Chunk decodes records [first_rec, run_hi) of a batch into slot outputs
 // of its own.
-struct Chunk {
+struct alignas(64) Chunk {
   const st_example_plan* plan = nullptr;
-  std::vector<SlotOut> out;
-  std::vector<SlotState> state;
+  LineVector<SlotOut> out;
+  LineVector<SlotState> state;
   const volatile int32_t* cancel = nullptr;
   // Splitting, on several threads (ChunkOrder; the states in
   // engine_shared.h): a thread done with its chunk asks the chunk with
