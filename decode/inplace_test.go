@@ -12,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -512,6 +513,82 @@ func TestDecodeLendsRecordSplitsInPlace(t *testing.T) {
 				t.Errorf("a skewed batch on %d threads: no row splits moved, yet a thread had no records", threads)
 			}
 		}
+	}
+}
+
+// TestDecodeLendsNestedSplitsInPlace decodes tf.Examples (the same
+// features in every record, each a list of one kind and a fixed number of
+// values) on several threads into lent buffers: the row splits of the
+// nested list fields (the feature map, each feature's list, its values)
+// then have as many splits and elements a record as in the batch before,
+// so each thread writes its records' splits where they belong, counting
+// from where they begin, and the close-up moves none. Batches that break
+// the pattern (a feature fewer or more early on; the first half of the
+// records without features, so that a thread decodes no element of a
+// nested list: the first half's records then carry as many bytes in a
+// field the plan skips) still decode right.
+func TestDecodeLendsNestedSplitsInPlace(t *testing.T) {
+	testhook.PoisonLentBuffers.Store(true)
+	defer testhook.PoisonLentBuffers.Store(false)
+	d := testDescriptors(t)
+	ds := benchDatasets(t, 512)[2]
+	md, err := d.Message(ds.message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// variant re-encodes the first half of the records through edit.
+	variant := func(edit func(features protoreflect.Map)) [][]byte {
+		out := slices.Clone(ds.records)
+		for i := range len(out) / 2 {
+			m := dynamicpb.NewMessage(md)
+			if err := proto.Unmarshal(out[i], m); err != nil {
+				t.Fatal(err)
+			}
+			fs := m.Mutable(md.Fields().ByName("features")).Message()
+			edit(fs.Mutable(fs.Descriptor().Fields().ByName("feature")).Map())
+			if fs.Get(fs.Descriptor().Fields().ByName("feature")).Map().Len() == 0 {
+				// As many bytes, in a field the plan skips: the
+				// threads' shares of the batch stay as they were.
+				m.Clear(md.Fields().ByName("features"))
+				m.SetUnknown(protowire.AppendBytes(protowire.AppendTag(nil, 99, protowire.BytesType), make([]byte, len(out[i]))))
+			}
+			rec, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i] = rec
+		}
+		return out
+	}
+	key := func(name string) protoreflect.MapKey { return protoreflect.ValueOfString(name).MapKey() }
+	fewer := variant(func(fm protoreflect.Map) { fm.Clear(key("feature_07")) })
+	more := variant(func(fm protoreflect.Map) { fm.Set(key("feature_99"), fm.Get(key("feature_00"))) })
+	none := variant(func(fm protoreflect.Map) {
+		fm.Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
+			fm.Clear(k)
+			return true
+		})
+	})
+	for _, threads := range []int{2, 3, 8} {
+		plan, err := Compile(d, ds.message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decode := func(what string, records [][]byte) (moved int64) {
+			t.Helper()
+			return decodeCounting(t, plan, md, what, records, threads, native.CloseUpMovedSplits)
+		}
+		decode("first batch", ds.records) // sizes the next decode's buffers
+		if moved := decode("same counts", ds.records); moved != 0 {
+			t.Errorf("same counts on %d threads: the close-up moved %d bytes of row splits, want none", threads, moved)
+		}
+		if moved := decode("a feature fewer early", fewer); moved == 0 {
+			t.Errorf("a feature fewer early on %d threads: no row splits moved, yet the shares cannot meet", threads)
+		}
+		decode("same counts again", ds.records)
+		decode("a feature more early", more)
+		decode("same counts again", ds.records)
+		decode("no features early", none)
 	}
 }
 

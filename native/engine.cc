@@ -117,9 +117,13 @@ std::unique_ptr<Decoder> get_decoder(const st_plan* plan) {
 //
 // What the close-up costs is the outputs whose size per record varies:
 // every piece after the first moves by the gap its guess left. On
-// tf.Examples (32 MB, two threads) that is 27 MB of the 70 MB output,
+// tf.Examples (32 MB, two threads) that was 27 MB of the 70 MB output,
 // 1.5-2.1 ms of a 25 ms call, while the walk itself costs the two
-// threads what it costs one. Leaving nothing to close up instead, as the
+// threads what it costs one; the value columns and nested row splits
+// with as many values (splits and elements) a record as the batch
+// before are now placed by record (exact_per_record, exact_parts), and
+// 13 MB of values and splits a call move (the string columns' offsets
+// besides): strings, and the values of lists whose lengths vary. Leaving nothing to close up instead, as the
 // feature decoder does (example.cc, decode_into: each thread decodes
 // stretches of about 256 KiB of records into engine memory, in cache,
 // and copies each into place once the stretches before it are decoded)
@@ -388,7 +392,16 @@ void remember_sizes(const st_plan* plan, const st_result* r, int64_t in_bytes, i
       s->col_len[c] = st_result_column_length(r, int64_t(c));
       s->col_bytes[c] = st_result_column_bytes(r, int64_t(c));
     }
-    for (size_t p = 0; p < nparts; p++) s->part_len[p] = st_result_partition_length(r, int64_t(p));
+    s->part_elems.assign(nparts, 0);
+    for (size_t p = 0; p < nparts; p++) {
+      s->part_len[p] = st_result_partition_length(r, int64_t(p));
+      // Each chunk's splits count from 0 once a decode is over (assemble,
+      // restore_ends): the elements are the sum of their last splits.
+      for (auto& ch : r->chunks) {
+        const Buf& b = ch->parts[p];
+        if (b.len >= 8) s->part_elems[p] += b.last_i64();
+      }
+    }
     std::lock_guard<std::mutex> lock(plan->sizes_mu);
     plan->last_sizes = std::move(s);
   } catch (...) {
@@ -602,6 +615,7 @@ struct SplitBatch {
   const st_plan* plan = nullptr;
   const st_output* out = nullptr;
   const int64_t* per_record = nullptr;  // exact_per_record's, or null
+  const int64_t* part_per_record = nullptr;  // exact_parts', or null
   const int64_t* prefix = nullptr;      // the records' bytes, prefix sums
   int64_t nrecords = 0;
   bool defer = false;  // tails defer their records' own splits (defer_splits)
@@ -693,9 +707,17 @@ void Decoder::split_here(int64_t i) {
   // start at record mid lies in this decoder's stretch, past what it has
   // written (one split a record walked). Were it not so, the tail's would
   // grow in engine memory, where the hand-over's asker must not write.
-  for (int32_t k : record_parts) {
-    const Buf& v = parts[size_t(k)];
-    const uint8_t* at = reinterpret_cast<const uint8_t*>(out.partition_splits[k] + mid);
+  // The same for the nested list fields placed by record (kExactPart):
+  // a decoder whose records gave one more splits than expected has
+  // written past the tail's start (or outgrown its stretch) and keeps
+  // its records.
+  std::vector<uint8_t> by_record = placed;
+  by_record.resize(parts.size(), 0);
+  auto split_start = [&](size_t k) { return size_t(mid) * (by_record[k] == kOwnPart ? 1 : size_t(b.part_per_record[2 * k])); };
+  for (size_t k = 0; k < parts.size(); k++) {
+    if (!by_record[k]) continue;
+    const Buf& v = parts[k];
+    const uint8_t* at = reinterpret_cast<const uint8_t*>(out.partition_splits[k] + split_start(k));
     if (!v.external || v.p + v.len > at || at > v.p + v.cap) {
       split.store(kSplitOpen, std::memory_order_release);
       t.split_answer.store(kSplitDeclined, std::memory_order_release);
@@ -732,11 +754,9 @@ void Decoder::split_here(int64_t i) {
     }
     if (col.dtype == ST_STRING) by_share(col.offs, t.cols[c].offs);
   }
-  std::vector<uint8_t> by_record(parts.size(), 0);
-  for (int32_t k : record_parts) by_record[size_t(k)] = 1;
   for (size_t k = 0; k < parts.size(); k++) {
     if (by_record[k]) {
-      at_offset(parts[k], t.parts[k], reinterpret_cast<uint8_t*>(out.partition_splits[k]), size_t(mid) * 8);
+      at_offset(parts[k], t.parts[k], reinterpret_cast<uint8_t*>(out.partition_splits[k]), split_start(k) * 8);
     } else {
       by_share(parts[k], t.parts[k]);
     }
@@ -745,6 +765,9 @@ void Decoder::split_here(int64_t i) {
   t.reset();
   t.lent_lo = mid;
   t.place_by_record(by_record, last);
+  for (size_t k = 0; k < parts.size(); k++) {
+    if (by_record[k] == kExactPart) t.place_exact_part(k, b.part_per_record[2 * k + 1] * mid);
+  }
   t.cancel = b.cancel;
   t.defer_splits = b.defer;
   t.batch = &b;
@@ -753,9 +776,9 @@ void Decoder::split_here(int64_t i) {
   t.at.store(mid, std::memory_order_relaxed);
   t.split.store(kSplitOpen, std::memory_order_relaxed);
   if (last) {
-    // No longer the last: its records' own last splits go to the tail.
+    // No longer the last: its last splits placed by record go to the tail.
     end_splits.assign(parts.size(), 0);
-    for (int32_t k : record_parts) parts[size_t(k)].end_elsewhere = true;
+    for (size_t k = 0; k < parts.size(); k++) parts[k].end_elsewhere = by_record[k] != 0;
   }
   {
     std::lock_guard<std::mutex> lock(b.mu);
@@ -999,12 +1022,16 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     batch.prefix = sizes_prefix;
     batch.nrecords = n;
     batch.cancel = cancel;
-    std::vector<int64_t> per_record;
+    std::vector<int64_t> per_record, part_per_record;
     std::unique_ptr<Handovers> handovers;
     const bool splits = out && nchunks > 1 && split_mode() >= 0;
     if (out) {
-      if (last) exact_per_record(plan->col_dtype, *last, n, *out, &per_record);
+      if (last) {
+        exact_per_record(plan->col_dtype, *last, n, *out, &per_record);
+        exact_parts(plan, *last, n, *out, &part_per_record);
+      }
       batch.per_record = per_record.empty() ? nullptr : per_record.data();
+      batch.part_per_record = part_per_record.empty() ? nullptr : part_per_record.data();
       auto frac = [&](int64_t k) {
         return total > 0 ? double(sizes_prefix[bounds[size_t(k)]]) / double(total) : double(bounds[size_t(k)]) / double(n);
       };
@@ -1013,7 +1040,7 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
       for (int64_t k = 0; k < nchunks; k++) {
         res->chunks.push_back(std::unique_ptr<Decoder>(new Decoder(plan, Decoder::kUnattached)));
         res->chunks.back()->attach_part(*out, k == 0 ? 0.0 : frac(k), k + 1 == nchunks ? 1.0 : frac(k + 1), batch.per_record,
-                                        bounds[size_t(k)], bounds[size_t(k + 1)], n, records_exact);
+                                        batch.part_per_record, bounds[size_t(k)], bounds[size_t(k + 1)], n, records_exact);
         res->chunks.back()->cancel = cancel;
       }
       if (nchunks > 1 && !res->chunks[0]->record_parts.empty() && handover_mode.load(std::memory_order_relaxed) >= 0) {

@@ -34,6 +34,12 @@ struct Buf {
   // In the padding after external: a Buf stays 32 bytes, two to a cache
   // line, for the hundreds of partitions a wide record walk touches.
   bool end_elsewhere = false;
+  // A nested list field's splits placed by record count from the
+  // decoder's split_base for them (Decoder::place_exact_part): read on
+  // the line a fill touches anyway, so that a fill of splits counting
+  // from 0 (every one on one thread) does not load the base, a line
+  // further on. In the padding too.
+  bool based = false;
   // The index, among the decoder's records' own list fields placed by
   // record (Decoder::record_parts), of the field whose splits these are,
   // or -1: what a fill of them deferred logs (Decoder::defer_splits). In
@@ -44,7 +50,8 @@ struct Buf {
   Buf(const Buf&) = delete;
   Buf& operator=(const Buf&) = delete;
   Buf(Buf&& o) noexcept
-      : p(o.p), len(o.len), cap(o.cap), external(o.external), end_elsewhere(o.end_elsewhere), record_part(o.record_part) {
+      : p(o.p), len(o.len), cap(o.cap), external(o.external), end_elsewhere(o.end_elsewhere), based(o.based),
+        record_part(o.record_part) {
     o.p = nullptr;
     o.len = o.cap = 0;
     o.external = false;

@@ -51,11 +51,16 @@ struct alignas(64) Decoder {
   // (take_handover), for the records' own list fields placed by record
   // (record_parts) the elements the chunks before it hold, so that the
   // rest of its splits are written final and the close-up need not
-  // rebase them. Values read back subtract it: the walk itself counts
-  // from 0 either way. In the slots, beside the splits.
+  // rebase them; for a nested list field placed by record
+  // (place_exact_part), from the start, what the chunks before it are
+  // expected to hold. Values read back subtract it: the walk itself
+  // counts from 0 either way. In the slots, beside the splits.
   SlotArray<int64_t, &Slot::split_base> split_base;
-  // record_parts lists the partitions placed by record (attach_part).
+  // record_parts lists the partitions placed by record (attach_part)
+  // that are the records' own list fields; placed, per partition, how
+  // each was placed (kOwnPart, kExactPart, 0: by share of bytes).
   std::vector<int32_t> record_parts;
+  std::vector<uint8_t> placed;
   // The hand-over of a chunk after the first of a decode into lent
   // buffers: the thread that finished the chunk before it, its splits
   // final, asks (ask_handover) with the bases; this decoder takes it
@@ -201,12 +206,14 @@ struct alignas(64) Decoder {
     for (auto& p : parts) {
       p.len = 0;
       p.end_elsewhere = false;
+      p.based = false;
       p.record_part = -1;
       p.push<int64_t>(0);
     }
     std::fill(counts.begin(), counts.end(), 0);
     for (Slot& s : slots) s.split_base = 0;
     record_parts.clear();
+    placed.clear();
     defer_splits = false;
     deferring = false;
     adopt_pending = false;
@@ -244,8 +251,13 @@ struct alignas(64) Decoder {
   // element instead, rebased to the same value. The splits then need only
   // rebasing in place, not moving: half the output of wide sparse
   // records on two threads.
-  void attach_part(const st_output& out, double lo, double hi, const int64_t* per_record, int64_t rec_lo,
-                   int64_t rec_hi, int64_t nrecords, bool records_exact) {
+  // The row splits of a nested list field whose splits and elements per
+  // record are known (part_per_record, exact_parts: splits, elements) are
+  // placed by record too, and count from the elements of the records
+  // before the part (place_exact_part): the close-up neither moves nor
+  // rebases them.
+  void attach_part(const st_output& out, double lo, double hi, const int64_t* per_record, const int64_t* part_per_record,
+                   int64_t rec_lo, int64_t rec_hi, int64_t nrecords, bool records_exact) {
     external = true;
     auto region = [&](size_t cap, size_t align, size_t* start) {
       size_t a = lo <= 0 ? 0 : size_t(double(cap) * lo) / align * align;
@@ -276,12 +288,16 @@ struct alignas(64) Decoder {
         cols[c].offs.attach(out.string_offsets[c] + at, len * 8);
       }
     }
-    // by_record[k]: partition k gets the stretch of the part's records.
+    // by_record[k]: partition k gets the stretch of the part's records,
+    // per_record[k] splits a record (kOwnPart: the records' own, one).
     std::vector<uint8_t> by_record(parts.size(), 0);
     if (records_exact && out.partition_splits) {
       for (const NodePlan::ListSlot& ls : plan->nodes[0].list_slots) {
         const size_t k = size_t(ls.partition);
-        by_record[k] = out.partition_splits[k] && out.partition_len[k] >= size_t(nrecords) + 1;
+        if (out.partition_splits[k] && out.partition_len[k] >= size_t(nrecords) + 1) by_record[k] = kOwnPart;
+      }
+      for (size_t k = 0; part_per_record && k < parts.size(); k++) {
+        if (part_per_record[2 * k] > 0) by_record[k] = kExactPart;
       }
     }
     const bool last = rec_hi >= nrecords;
@@ -289,8 +305,9 @@ struct alignas(64) Decoder {
       if (!out.partition_splits || !out.partition_splits[k]) continue;
       size_t len;
       if (by_record[k]) {
-        at = size_t(rec_lo);
-        len = last ? out.partition_len[k] - at : size_t(rec_hi - rec_lo);
+        const size_t per = by_record[k] == kOwnPart ? 1 : size_t(part_per_record[2 * k]);
+        at = size_t(rec_lo) * per;
+        len = last ? out.partition_len[k] - at : size_t(rec_hi - rec_lo) * per;
       } else {
         len = region(out.partition_len[k], 1, &at);
       }
@@ -299,14 +316,24 @@ struct alignas(64) Decoder {
     reset();
     lent_lo = rec_lo;
     place_by_record(by_record, last);
+    for (size_t k = 0; k < parts.size(); k++) {
+      if (by_record[k] == kExactPart) place_exact_part(k, part_per_record[2 * k + 1] * rec_lo);
+    }
   }
 
+  // How attach_part places a partition's splits by record: the records'
+  // own list fields' (one split a record), or a nested list field's
+  // (exact_parts).
+  enum : uint8_t { kOwnPart = 1, kExactPart = 2 };
+
   // place_by_record marks the partitions placed by record (by_record[k])
-  // as the records' own (record_parts) and, unless this part is the
-  // batch's last, as leaving their last split to the next part.
+  // that are the records' own (kOwnPart) as record_parts and, unless this
+  // part is the batch's last, all of them as leaving their last split to
+  // the next part.
   void place_by_record(const std::vector<uint8_t>& by_record, bool last) {
+    placed = by_record;
     for (size_t k = 0; k < parts.size(); k++) {
-      if (by_record[k]) {
+      if (by_record[k] == kOwnPart) {
         parts[k].record_part = int32_t(record_parts.size());
         record_parts.push_back(int32_t(k));
       }
@@ -314,6 +341,17 @@ struct alignas(64) Decoder {
     if (last) return;
     end_splits.assign(parts.size(), 0);
     for (size_t k = 0; k < parts.size(); k++) parts[k].end_elsewhere = by_record[k] != 0;
+  }
+
+  // place_exact_part makes partition k's splits, placed by record
+  // (kExactPart) and empty but for their leading split, count from base,
+  // the elements the records before this part are expected to hold:
+  // written final (catch_up, finish), the leading one included, which
+  // the close-up keeps as the end of the part before (Buf::end_elsewhere).
+  void place_exact_part(size_t k, int64_t base) {
+    split_base[k] = base;
+    parts[k].based = true;
+    memcpy(parts[k].p, &base, 8);
   }
 
   // split_here answers a split asked for, before record i (SplitBatch).
@@ -454,7 +492,10 @@ struct alignas(64) Decoder {
           defer_fill(sp, want, v);
           return true;
         }
-        append_splits(sp, (want - sp.len) / 8, Root == kRootBased ? v + s.split_base : v);
+        // The records' own splits count from a base only once handed over
+        // (kRootBased); a nested list field's may from the start
+        // (place_exact_part, Buf::based).
+        append_splits(sp, (want - sp.len) / 8, Root == kRootBased || sp.based ? v + s.split_base : v);
         // The line 512 bytes on, for writing: wide records write the
         // splits of hundreds of fields, too many streams for the hardware
         // prefetchers, and a store that misses waits for its line. On an
@@ -661,6 +702,10 @@ struct alignas(64) Decoder {
         if (__builtin_expect(sp.end_elsewhere, 0)) {
           fill_splits(sp, n, v);
           end_splits[size_t(ls.partition)] = v;
+          // No element (a nested list field's, placed by record: the
+          // guess was wrong): the leading split is the end of the part
+          // before and this part's own, and leaves with it.
+          if (n == 0) sp.len = 0;
         } else {
           fill_splits(sp, n + 1, v);
         }
@@ -899,9 +944,8 @@ struct alignas(64) Decoder {
   // length-delimited message. It returns the position after the message
   // (after the end-group tag for a group), or nullptr on error.
   // Root: how the splits of the records' own list fields are written
-  // (RootSplits) when node is the root; nested nodes' always count from 0,
-  // so that a decoder before the hand-over (or without one) does not load
-  // the base at all.
+  // (RootSplits) when node is the root; nested nodes' from 0, or from
+  // their split_base when placed by record (place_exact_part).
   template <RootSplits Root = kRootPlain>
   const uint8_t* parse_message(int32_t node, const uint8_t* p, const uint8_t* end, int depth, uint64_t group) {
     const NodePlan& np = plan->nodes[size_t(node)];
