@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -173,8 +174,9 @@ func timedCall(fn decodeFunc) (cpu, wall time.Duration, err error) {
 	return cpu, wall, err
 }
 
-// firstCall calls fn once, untimed (warm-up), and returns a measurement
-// holding its output's size and digests, whole and leaf by leaf.
+// firstCall calls fn once, untimed, and returns a measurement holding its
+// output's size and digests, whole and leaf by leaf; then warms up
+// (warmUp).
 func firstCall(ds *dataset, fn decodeFunc) (*measurement, error) {
 	base := peakRSS()
 	out, err := fn()
@@ -196,7 +198,50 @@ func firstCall(ds *dataset, fn decodeFunc) (*measurement, error) {
 	}
 	out = nil
 	runtime.GC()
+	if err := warmUp(fn); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// maxWarmUpCalls bounds the untimed calls of warmUp.
+const maxWarmUpCalls = 8
+
+// warmUp calls fn, untimed, until two calls in a row take no more memory
+// from the operating system (up to maxWarmUpCalls): what is timed is a process
+// decoding batch after batch, its memory reused. A decoder that keeps
+// its outputs' memory for the next batches (the lent blocks' pool) grows
+// to its steady size over the first few calls, and memory fresh from the
+// system is slow to touch in a virtual machine: on wide repeated records
+// in 8 MB batches (a 132 MB block a batch) a batch that took a fresh
+// block ran 180-365 ms against 18-38 (Intel Xeon model 167, KVM), and
+// four such batches fell among the few calls a decoder paired in
+// lockstep makes, moving its mean by 3x from run to run. One call
+// without growth is not enough: two threads' decodes grew the heap again
+// two calls later.
+func warmUp(fn decodeFunc) error {
+	steady := 0
+	for range maxWarmUpCalls {
+		before := mappedBytes()
+		if _, _, err := timedCall(fn); err != nil {
+			return err
+		}
+		if steady++; mappedBytes() > before {
+			steady = 0
+		}
+		if steady == 2 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// mappedBytes is the memory the Go runtime has mapped from the operating
+// system.
+func mappedBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // peakRSS returns this process's peak resident set so far, in bytes: the
