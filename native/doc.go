@@ -128,7 +128,19 @@
 // so do the row splits of the records' own list fields (one split a
 // record), whose stretches meet at a shared split: the chunk before
 // leaves it out, the chunk after writes its leading 0 there, rebased to
-// the same value later. It closes each output's stretches up
+// the same value later. So do the row splits of a nested list field
+// whose previous batch held a whole number of splits and of elements per
+// record (a tf.Example's feature map, each feature's list of one kind):
+// each chunk's start at its first record's split, and they count from
+// the elements the records before it are expected to hold, so that they
+// are written final and neither move nor shift (tf.Examples, 32 MB, two
+// threads: the splits moved a batch 10.5 MB -> 2.4 MB); a wrong guess
+// costs what the gap did. The decoders' own state that the walk writes
+// at every element (element counts, oneof marks, the deferred splits'
+// logs) sits on cache lines of its own: the decoders of a batch are made
+// one after the other, and where two threads' arrays shared a line, about
+// one call in eight on two threads took 2.5 times as long (tf.Examples,
+// 32 MB, Intel Xeon model 167). It closes each output's stretches up
 // afterwards, the outputs shared out among the threads (a memmove per
 // output and thread, string offsets and row splits shifted as they
 // move, or only shifted in place where they meet). Wide records' output
