@@ -123,14 +123,15 @@ std::unique_ptr<Decoder> get_decoder(const st_plan* plan) {
 // with as many values (splits and elements) a record as the batch
 // before are now placed by record (exact_per_record, exact_parts), and
 // 13 MB of values and splits a call move (the string columns' offsets
-// besides): strings, and the values of lists whose lengths vary. Leaving nothing to close up instead, as the
-// feature decoder does (example.cc, decode_into: each thread decodes
-// stretches of about 256 KiB of records into engine memory, in cache,
-// and copies each into place once the stretches before it are decoded)
-// was measured and is slower here: the copy is a second pass over all of
-// the output, not a part of it. Flat records took 22-25 ms of CPU
-// against 11.4 in place, tf.Examples 55-56 against 52 (stretches of 128
-// KiB to 512 KiB; Intel Xeon model 167).
+// besides): strings, and the values of lists whose lengths vary.
+// Leaving nothing to close up instead, as the feature decoder does
+// (example.cc, decode_into: each thread decodes stretches of about 256
+// KiB of records into engine memory, in cache, and copies each into
+// place once the stretches before it are decoded) was measured and is
+// slower here: the copy is a second pass over all of the output, not a
+// part of it. Flat records took 22-25 ms of CPU against 11.4 in place,
+// tf.Examples 55-56 against 52 (stretches of 128 KiB to 512 KiB; Intel
+// Xeon model 167).
 
 // closeup_moved_values counts the bytes of values that close-ups moved
 // within lent buffers (st_test_closeup_moved_values).
