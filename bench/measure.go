@@ -220,16 +220,17 @@ const maxWarmUpCalls = 8
 // without growth is not enough: two threads' decodes grew the heap again
 // two calls later.
 func warmUp(fn decodeFunc) error {
-	steady := 0
+	steady := 0 // calls in a row that mapped no memory
 	for range maxWarmUpCalls {
 		before := mappedBytes()
 		if _, _, err := timedCall(fn); err != nil {
 			return err
 		}
-		if steady++; mappedBytes() > before {
+		if mappedBytes() > before {
 			steady = 0
+			continue
 		}
-		if steady == 2 {
+		if steady++; steady == 2 {
 			return nil
 		}
 	}
