@@ -9,6 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	tfexample "github.com/wamuir/graft/tensorflow/core/example/example_protos_go_proto"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/structtensor/structtensor-go/decode"
 	"github.com/structtensor/structtensor-go/native"
 	"github.com/structtensor/structtensor-go/structtensor"
@@ -151,5 +154,66 @@ func TestThreadStartFailureFallsBack(t *testing.T) {
 	cmd.Env = append(os.Environ(), "STRUCTTENSOR_TEST_NO_THREADS=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the child decode failed: %v\n%s", err, out)
+	}
+}
+
+// TestExampleThreadsBoundedByGOMAXPROCS decodes tf.Examples by feature
+// asking for four threads in a process whose GOMAXPROCS is 1 and that
+// decoded nothing before (a child process of this test): the feature
+// decoder, too, keeps its threads within GOMAXPROCS, so none start, and
+// its decodes equal the serial one. (Until the feature decoder's Go side
+// passed GOMAXPROCS on, such a process started a thread per CPU.)
+func TestExampleThreadsBoundedByGOMAXPROCS(t *testing.T) {
+	if os.Getenv("STRUCTTENSOR_TEST_ONE_PROC") != "1" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestExampleThreadsBoundedByGOMAXPROCS$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "STRUCTTENSOR_TEST_ONE_PROC=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the child decode failed: %v\n%s", err, out)
+		}
+		return
+	}
+	runtime.GOMAXPROCS(1)
+	spec := &decode.ExampleSpec{Features: map[string]decode.Feature{
+		"ids":  {Kind: decode.VarLen, DType: structtensor.Int64},
+		"name": {Kind: decode.VarLen, DType: structtensor.String},
+	}}
+	plan, err := decode.CompileExample(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []byte
+	offsets := []int64{0}
+	for i := 0; len(data) < 7<<20; i++ {
+		ids := make([]int64, 50+i%100)
+		for j := range ids {
+			ids[j] = int64(i*j) << (j % 40)
+		}
+		ex := &tfexample.Example{Features: &tfexample.Features{Feature: map[string]*tfexample.Feature{
+			"ids":  {Kind: &tfexample.Feature_Int64List{Int64List: &tfexample.Int64List{Value: ids}}},
+			"name": {Kind: &tfexample.Feature_BytesList{BytesList: &tfexample.BytesList{Value: [][]byte{[]byte("record"), {byte(i)}}}}},
+		}}}
+		b, err := proto.Marshal(ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, b...)
+		offsets = append(offsets, int64(len(data)))
+	}
+	want, err := plan.DecodeContiguous(data, offsets, decode.DecodeOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Twice: the second decode goes into one block laid out by the first.
+	for i := range 2 {
+		got, err := plan.DecodeContiguous(data, offsets, decode.DecodeOptions{Threads: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := native.WorkerThreads(); n != 0 {
+			t.Fatalf("decode %d: %d engine threads under GOMAXPROCS 1", i, n)
+		}
+		if !structtensor.Equal(got, want) {
+			t.Fatalf("decode %d on four threads asked for differs from the serial decode", i)
+		}
 	}
 }

@@ -108,6 +108,7 @@ func (p *ExamplePlan) DecodeContiguous(ctx context.Context, data []byte, offsets
 	if len(offsets) == 0 {
 		return nil, nil, &Error{Code: CodeArgument, Record: -1, Offset: -1, Message: "no offsets"}
 	}
+	syncThreadLimit()
 	// data and offsets are cgo arguments, pinned for the call.
 	var dp *C.uint8_t
 	if len(data) > 0 {
