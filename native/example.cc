@@ -1931,7 +1931,7 @@ int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* op
   for (size_t s = 0; s < nslots; s++) utf8_so_far[s].store(mark && plan->slots[s].dtype == ST_STRING, std::memory_order_relaxed);
 
   // Shared among the threads, under mu.
-  std::mutex mu;
+  structtensor_engine::BriefMutex mu;
   // The chunks taken (back to the plan's pool at the end, as a result's),
   // those free for another stretch, and each stretch's once decoded.
   std::unique_ptr<st_example_result, void (*)(st_example_result*)> held(new st_example_result, st_example_result_free);
@@ -1956,7 +1956,7 @@ int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* op
         Chunk* ch = nullptr;
         int64_t k;
         {
-          std::lock_guard<std::mutex> lock(mu);
+          std::lock_guard<structtensor_engine::BriefMutex> lock(mu);
           idle.insert(idle.end(), copied.begin(), copied.end());
           copied.clear();
           if (next >= failed_at || overflow || oom) return;
@@ -1985,7 +1985,7 @@ int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* op
           }
         }
         {
-          std::lock_guard<std::mutex> lock(mu);
+          std::lock_guard<structtensor_engine::BriefMutex> lock(mu);
           if (ch->failed) {
             if (k < failed_at) {
               failed_at = k;
@@ -2021,7 +2021,7 @@ int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* op
         pieces.clear();
       }
     } catch (...) {
-      std::lock_guard<std::mutex> lock(mu);
+      std::lock_guard<structtensor_engine::BriefMutex> lock(mu);
       oom = true;
     }
   };
