@@ -161,16 +161,17 @@ struct Piece {
 // rebasing cumulative elements, and counts the bytes moved within the
 // lent buffer in moved and those rebased in rebased (each if not null).
 // Overlapping moves go in the right direction: memmove for raw bytes,
-// and for rebased int64s backwards when moving up.
-void move_piece(const Piece& pc, uint8_t* to, bool cumulative, std::atomic<int64_t>* moved, std::atomic<int64_t>* rebased) {
+// and for rebased int64s backwards when moving up. It returns the bytes
+// it wrote (0 for a piece already in place).
+size_t move_piece(const Piece& pc, uint8_t* to, bool cumulative, std::atomic<int64_t>* moved, std::atomic<int64_t>* rebased) {
   const uint8_t* from = pc.buf->p + pc.src;
   uint8_t* dst = to + pc.dst;
-  if (pc.bytes == 0 || (from == dst && pc.base == 0)) return;
+  if (pc.bytes == 0 || (from == dst && pc.base == 0)) return 0;
   if (moved && from != dst && pc.buf->external) moved->fetch_add(int64_t(pc.bytes), std::memory_order_relaxed);
   if (rebased && cumulative && pc.base != 0) rebased->fetch_add(int64_t(pc.bytes), std::memory_order_relaxed);
   if (!cumulative || pc.base == 0) {
     memmove(dst, from, pc.bytes);
-    return;
+    return pc.bytes;
   }
   // Eight elements at a time, each block loaded whole before it is
   // stored: a block stored overlaps only elements already loaded (moving
@@ -197,6 +198,7 @@ void move_piece(const Piece& pc, uint8_t* to, bool cumulative, std::atomic<int64
     for (size_t i = m; i-- > whole;) one(i);
     for (size_t i = whole; i > 0; i -= 8) block(i - 8);
   }
+  return pc.bytes;
 }
 
 // rebase_in_place adds base to the first n int64s of b, where they are.
@@ -276,16 +278,18 @@ struct Assembly {
   // The first piece's Buf then holds the whole output in the lent
   // buffer; the others are emptied (a cumulative one keeps its leading
   // 0, in engine memory: its stretch now holds the output).
-  void apply() {
+  // It returns the bytes written (move_piece).
+  size_t apply() {
     auto moves_up = [&](const Piece& pc) { return pc.buf->external && pc.buf->p + pc.src < lent + pc.dst; };
+    size_t written = 0;
     for (size_t k = pcs.size(); k-- > 0;) {
-      if (moves_up(pcs[k])) move_piece(pcs[k], lent, cumulative, moved, rebased);
+      if (moves_up(pcs[k])) written += move_piece(pcs[k], lent, cumulative, moved, rebased);
     }
     for (auto& pc : pcs) {
-      if (pc.buf->external && !moves_up(pc)) move_piece(pc, lent, cumulative, moved, rebased);
+      if (pc.buf->external && !moves_up(pc)) written += move_piece(pc, lent, cumulative, moved, rebased);
     }
     for (auto& pc : pcs) {
-      if (!pc.buf->external) move_piece(pc, lent, cumulative, moved, rebased);
+      if (!pc.buf->external) written += move_piece(pc, lent, cumulative, moved, rebased);
     }
     for (auto& pc : pcs) pc.buf->end_elsewhere = false;
     pcs[0].buf->attach(lent, lent_bytes);
@@ -294,19 +298,37 @@ struct Assembly {
       pcs[k].buf->release();
       if (cumulative) pcs[k].buf->push<int64_t>(0);
     }
+    return written;
   }
 };
+
+// kSerialCloseUpBytes: a close-up that writes less runs on one thread
+// (assemble).
+constexpr int64_t kSerialCloseUpBytes = 256 << 10;
 
 // assemble closes up every output of a multi-threaded decode into out's
 // buffers (assemble_output), the outputs shared out among up to threads
 // workers. When every output is whole, one chunk is left.
+//
+// Shared out, an output's bookkeeping costs several times what it costs
+// one thread: on flat records (100 columns and 100 row partitions, all
+// in place: the close-up writes nothing) in 8 MB batches on two
+// threads, each thread took 34 us for its 100 outputs (Intel Xeon model
+// 167), one thread 20 us for all 200 (most likely the lines of the
+// chunks' records, which the threads taking turns at neighbouring
+// outputs both write, going back and forth). So a close-up is
+// shared out only when the plan's last one wrote at least
+// kSerialCloseUpBytes (tf.Examples write megabytes: moved values and
+// splits); a wrong guess costs only time.
 void assemble(st_result& res, const st_output& out, int threads) {
   const size_t nchunks = res.chunks.size();
   const size_t ncols = res.chunks[0]->cols.size(), nparts = res.chunks[0]->parts.size();
   std::atomic<size_t> next{0};
   std::atomic<size_t> whole{0};
+  std::atomic<int64_t> written{0};
   std::atomic<bool> oom{false};
   auto work = [&] {
+    size_t closed = 0, wrote = 0;  // this thread's, added up once
     try {
       std::vector<Buf*> bufs(nchunks);
       std::vector<int64_t> ends(nchunks), based(nchunks);
@@ -316,7 +338,7 @@ void assemble(st_result& res, const st_output& out, int threads) {
       splits.moved = &closeup_moved_splits;
       for (;;) {
         const size_t j = next.fetch_add(1);
-        if (j >= ncols + nparts) return;
+        if (j >= ncols + nparts) break;
         if (j >= ncols) {
           const size_t p = j - ncols;
           for (size_t k = 0; k < nchunks; k++) {
@@ -330,8 +352,8 @@ void assemble(st_result& res, const st_output& out, int threads) {
           splits.rebased = bufs[0]->end_elsewhere ? &closeup_rebased_splits : nullptr;
           if (splits.plan(bufs.data(), nchunks, true, reinterpret_cast<uint8_t*>(to), to ? out.partition_len[p] * 8 : 0, ends.data(),
                           based.data())) {
-            splits.apply();
-            whole++;
+            wrote += splits.apply();
+            closed++;
           } else {
             Assembly::restore_ends(bufs.data(), ends.data(), based.data(), nchunks);
           }
@@ -348,9 +370,9 @@ void assemble(st_result& res, const st_output& out, int threads) {
           for (size_t k = 0; k < nchunks; k++) bufs[k] = &res.chunks[k]->cols[c].offs;
           int64_t* o = out.string_offsets ? out.string_offsets[c] : nullptr;
           if (!offs.plan(bufs.data(), nchunks, true, reinterpret_cast<uint8_t*>(o), o ? out.string_offsets_len[c] * 8 : 0)) continue;
-          offs.apply();
+          wrote += offs.apply();
         }
-        vals.apply();
+        wrote += vals.apply();
         int64_t n = 0;
         uint8_t utf8 = Column::kUTF8Valid;
         for (size_t k = 0; k < nchunks; k++) {
@@ -360,20 +382,24 @@ void assemble(st_result& res, const st_output& out, int threads) {
         }
         c0.n = n;
         c0.utf8 = utf8;  // the other chunks go when every output is whole
-        whole++;
+        closed++;
       }
+      whole += closed;
+      written += int64_t(wrote);
     } catch (...) {
       oom = true;
       next = ncols + nparts;
     }
   };
-  const int64_t helpers = std::min<int64_t>(threads, int64_t(ncols + nparts)) - 1;
+  const int64_t last = res.plan->closeup_bytes.load(std::memory_order_relaxed);
+  const int64_t helpers = last >= 0 && last < kSerialCloseUpBytes ? 0 : std::min<int64_t>(threads, int64_t(ncols + nparts)) - 1;
   if (helpers <= 0) {
     work();
   } else {
     Workers::get().run(helpers, work);
   }
   if (oom) throw std::bad_alloc();
+  res.plan->closeup_bytes.store(written.load(), std::memory_order_relaxed);
   if (whole == ncols + nparts) res.chunks.resize(1);
 }
 

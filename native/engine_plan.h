@@ -221,6 +221,9 @@ struct st_plan {
   // decodes into lent buffers (note_walk_rate), from which lend_chunks
   // judges how many threads a batch is worth; 0 until measured.
   mutable std::atomic<double> walk_s_per_byte{0};
+  // The bytes the close-up of this plan's last decode on several threads
+  // into lent buffers moved or rebased (assemble); -1 until one ran.
+  mutable std::atomic<int64_t> closeup_bytes{-1};
   std::string message;  // full name of the root message, for errors
   uint32_t flags = 0;
   uint32_t max_depth = 100;
