@@ -109,6 +109,14 @@
 // alternating (bench, ours-all-8mb-paired; Intel Xeon model 167): recipes
 // 1.58-1.61x -> 1.73-1.74x, tf.Examples by feature spec 1.49-1.54x ->
 // 1.73-1.76x, ELWC's 32 MB batches 1.65-1.70x -> 1.80-1.84x.
+// Nor does either side of a job's hand-over wait on the pool's lock
+// while the other holds it: a glibc mutex found taken sleeps in the
+// kernel, and in such a guest wakes tens of microseconds after it is let
+// go. A job is posted to the helpers watching for one after the caller
+// has let go of the lock, and the last helper to end marks it finished
+// for the caller, which watches without the lock; the locks a decode's
+// threads take at every stretch of records spin a while before they
+// sleep (BriefMutex, engine_shared.h).
 //
 // The copy-out still holds the output twice for a moment and writes it
 // twice. So a decode into lent buffers (st_decode_into and
