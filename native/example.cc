@@ -1956,7 +1956,7 @@ int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* op
         Chunk* ch = nullptr;
         int64_t k;
         {
-          std::lock_guard<structtensor_engine::BriefMutex> lock(mu);
+          std::lock_guard lock(mu);
           idle.insert(idle.end(), copied.begin(), copied.end());
           copied.clear();
           if (next >= failed_at || overflow || oom) return;
@@ -1985,7 +1985,7 @@ int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* op
           }
         }
         {
-          std::lock_guard<structtensor_engine::BriefMutex> lock(mu);
+          std::lock_guard lock(mu);
           if (ch->failed) {
             if (k < failed_at) {
               failed_at = k;
@@ -2021,7 +2021,7 @@ int32_t decode_into(const st_example_plan* plan, int64_t n, const st_options* op
         pieces.clear();
       }
     } catch (...) {
-      std::lock_guard<structtensor_engine::BriefMutex> lock(mu);
+      std::lock_guard lock(mu);
       oom = true;
     }
   };
