@@ -306,6 +306,15 @@ struct Assembly {
 // (assemble).
 constexpr int64_t kSerialCloseUpBytes = 256 << 10;
 
+// closeup_helpers returns the pool threads a close-up of plan's outputs
+// on up to threads threads takes (assemble): none when the plan's last
+// close-up wrote less than kSerialCloseUpBytes.
+int64_t closeup_helpers(const st_plan* plan, int threads) {
+  const int64_t last = plan->closeup_bytes.load(std::memory_order_relaxed);
+  if (last >= 0 && last < kSerialCloseUpBytes) return 0;
+  return std::min<int64_t>(threads, int64_t(plan->col_dtype.size()) + plan->nparts) - 1;
+}
+
 // assemble closes up every output of a multi-threaded decode into out's
 // buffers (assemble_output), the outputs shared out among up to threads
 // workers. When every output is whole, one chunk is left.
@@ -391,8 +400,7 @@ void assemble(st_result& res, const st_output& out, int threads) {
       next = ncols + nparts;
     }
   };
-  const int64_t last = res.plan->closeup_bytes.load(std::memory_order_relaxed);
-  const int64_t helpers = last >= 0 && last < kSerialCloseUpBytes ? 0 : std::min<int64_t>(threads, int64_t(ncols + nparts)) - 1;
+  const int64_t helpers = closeup_helpers(res.plan, threads);
   if (helpers <= 0) {
     work();
   } else {
@@ -1170,7 +1178,9 @@ st_result* decode_batch(const st_plan* plan, int64_t n, const int64_t* sizes_pre
     if (nworkers <= 1) {
       work();
     } else {
-      Workers::get().run(nworkers - 1, work);
+      // The close-up, when it goes to the pool too, follows at once.
+      const bool closeup_follows = out && closeup_helpers(plan, threads) > 0;
+      Workers::get().run(nworkers - 1, work, closeup_follows ? Workers::kFollowUp : Workers::kLastJob);
     }
     if (oom) throw std::bad_alloc();
     // The chunks in record order, the splits' tails among them.
