@@ -116,7 +116,10 @@
 // has let go of the lock, and the last helper to end marks it finished
 // for the caller, which watches without the lock; the locks a decode's
 // threads take at every stretch of records spin a while before they
-// sleep (BriefMutex, engine_shared.h).
+// sleep (BriefMutex, engine_shared.h). A helper watches for a job only
+// where one follows at once (the close-up after the decode, when it is
+// shared out); after a batch's last job it sleeps: the caller's way back
+// through Go to the next batch outlasted any watch worth its CPU time.
 //
 // The copy-out still holds the output twice for a moment and writes it
 // twice. So a decode into lent buffers (st_decode_into and
