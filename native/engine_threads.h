@@ -113,7 +113,7 @@ class Workers {
   // threads, and returns once every call that started has returned.
   void run(int64_t helpers, const std::function<void()>& fn, Next next = kLastJob) {
     Job job{&fn};
-    job.follow_up = next == kFollowUp;
+    job.next = next;
     if (helpers > 0) {
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -168,7 +168,7 @@ class Workers {
     // (none queued, none running) as its last touch of the job: the
     // caller watching it may return without the lock.
     std::atomic<bool> finished{false};
-    bool follow_up = false;  // run's Next: kFollowUp
+    Next next = kLastJob;  // what the caller of run does once the job ends
   };
 
   // spawn starts threads until idle ones cover want or the limit is
@@ -288,7 +288,7 @@ class Workers {
         return;
       }
       Job* job = queue_.front();
-      const bool follow_up = job->follow_up;
+      const bool follow_up = job->next == kFollowUp;
       if (--job->queued == 0) queue_.pop_front();
       job->running++;
       idle_--;
@@ -312,8 +312,8 @@ class Workers {
   }
 
   // A helper done with a job another follows (kFollowUp) watches for it
-  // for up to kPollAfterJob before it sleeps, as long as its credit lasts: each job
-  // earns it 1/kPollShare of the job's time, so that watching costs at
+  // for up to kPollAfterJob before it sleeps, as long as its credit
+  // lasts: each job earns it 1/kPollShare of the job's time, so that watching costs at
   // most that share of the time the helpers work, however rarely the
   // jobs come. The caller of run watches its helpers end for up to
   // kWatchHelpers before it sleeps (see the class comment).
