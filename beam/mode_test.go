@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,7 +51,22 @@ func TestMain(m *testing.M) {
 		failAfterWrite = func(int) error { return errInjected }
 	}
 	WorkerMain()
-	ptest.MainWithDefault(m, "prism")
+	os.Exit(runInScratchTempDir(func() int { return ptest.MainRetWithDefault(m, "prism") }))
+}
+
+// runInScratchTempDir runs the tests with TMPDIR set to a directory of
+// their own, removed afterwards: Beam's runner makes an empty
+// "beamloopbackworker-*" file in the temporary directory for every
+// loopback pipeline and never removes it.
+func runInScratchTempDir(tests func() int) int {
+	dir, err := os.MkdirTemp("", "structtensor-beam-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("TMPDIR", dir)
+	return tests()
 }
 
 // runOptions are what a test changes about a pipeline run.

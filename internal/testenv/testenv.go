@@ -64,10 +64,13 @@ func Python(t testing.TB, venv string) string {
 
 // RunPython runs the Python script with args in the virtualenv venv and
 // returns its standard output; the test fails, with the script's standard
-// error, when it does.
+// error, when it does. The script's temporary directory (TMPDIR) is the
+// test's own, removed when the test ends, so that what the script or the
+// libraries it runs (TensorFlow, Beam, TFXIO) leave there goes with it.
 func RunPython(t testing.TB, venv, script string, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command(Python(t, venv), append([]string{"-c", script}, args...)...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -11,14 +11,11 @@ own, its values), and compares values and row partitions with Go's.
 Run by `make test` (which builds the ops library first):
     .venv/bin/python -m pytest python/tests
 """
-import atexit
 import base64
 import gc
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 
 import numpy as np
 import pytest
@@ -27,6 +24,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402
 
 import tfio_reference  # noqa: E402
+from scratch import scratch_dir  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OPS_LIB = os.path.join(ROOT, "build", "libstructtensor_ops.so")
@@ -38,8 +36,7 @@ def go_fixture():
     """Runs the Go fixture writer once per test session; returns its dir."""
     global _fixture_dir
     if _fixture_dir is None:
-        out = tempfile.mkdtemp(prefix="dataview-fixture-")
-        atexit.register(shutil.rmtree, out, True)
+        out = scratch_dir("dataview-fixture-")
         env = dict(os.environ)
         env["PKG_CONFIG_PATH"] = os.path.join(ROOT, "build", "pkgconfig") + os.pathsep + env.get("PKG_CONFIG_PATH", "")
         subprocess.run(["go", "run", "./savedmodel/internal/dvfixture", "-o", out],

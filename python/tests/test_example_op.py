@@ -21,7 +21,6 @@ import base64
 import json
 import os
 import subprocess
-import tempfile
 
 import numpy as np
 import pytest
@@ -30,6 +29,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402
 
 from test_dataview import ROOT  # noqa: E402
+from scratch import scratch_dir  # noqa: E402
 from tfio_reference import assert_same  # noqa: E402
 
 _cases = None
@@ -39,7 +39,7 @@ def cases():
     """Runs the Go fixture writer once per session; returns its cases."""
     global _cases
     if _cases is None:
-        out = os.path.join(tempfile.mkdtemp(prefix="example-op-"), "cases.jsonl")
+        out = os.path.join(scratch_dir("example-op-"), "cases.jsonl")
         env = dict(os.environ)
         env["PKG_CONFIG_PATH"] = os.path.join(ROOT, "build", "pkgconfig") + os.pathsep + env.get("PKG_CONFIG_PATH", "")
         subprocess.run(["go", "run", "./cops/internal/exfixture", "-o", out, "-n", "150"], cwd=ROOT, env=env, check=True)

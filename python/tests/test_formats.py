@@ -9,17 +9,15 @@ a null list is an empty row, any other null an optional value (a list of
 Run by `make test`:
     .venv/bin/python -m pytest python/tests/test_formats.py
 """
-import atexit
 import json
 import math
 import os
-import shutil
 import subprocess
-import tempfile
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from scratch import scratch_dir
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RECIPES = os.path.join(ROOT, "testdata", "recipe", "recipes.json")
@@ -32,8 +30,7 @@ def cli():
     """Builds the structtensor command once per session."""
     global _cli
     if _cli is None:
-        d = tempfile.mkdtemp(prefix="structtensor-cli-")
-        atexit.register(shutil.rmtree, d, True)  # the binary is 60 MB: leave no copy behind
+        d = scratch_dir("structtensor-cli-")  # the binary is 60 MB: leave no copy behind
         out = os.path.join(d, "structtensor")
         env = dict(os.environ)
         env["PKG_CONFIG_PATH"] = os.path.join(ROOT, "build", "pkgconfig") + os.pathsep + env.get("PKG_CONFIG_PATH", "")

@@ -13,6 +13,7 @@ import tempfile
 
 import pytest
 
+from scratch import scratch_dir
 from test_dataview import ROOT, cases, go_fixture
 
 WHEEL_DIR = os.path.join(ROOT, "build", "wheel")
@@ -112,7 +113,7 @@ for directory, digest in json.loads(sys.argv[2]):
 def installed():
     wheels = glob.glob(os.path.join(WHEEL_DIR, "structtensor_tf-*.whl"))
     assert wheels, f"no wheel in {WHEEL_DIR}: run `make wheel` (make test does)"
-    target = tempfile.mkdtemp(prefix="structtensor-tf-")
+    target = scratch_dir("structtensor-tf-")
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
                     "--target", target, wheels[0]], check=True)
     return target
@@ -142,7 +143,7 @@ def refuse_all(installed, attempts):
 
 def copy_case(name):
     import shutil
-    dst = os.path.join(tempfile.mkdtemp(prefix="dv-"), "dv")
+    dst = os.path.join(scratch_dir("dv-"), "dv")
     shutil.copytree(os.path.join(go_fixture(), name, "dataview"), dst)
     return dst
 
@@ -326,7 +327,7 @@ def test_decode_example_shapes(installed):
     unknown length; the values are the raw op's. A malformed layout is a
     ValueError naming where."""
     from test_example_op import cases as example_cases
-    path = os.path.join(tempfile.mkdtemp(prefix="example-shapes-"), "cases.json")
+    path = os.path.join(scratch_dir("example-shapes-"), "cases.json")
     with open(path, "w") as f:
         json.dump(example_cases()[:40], f)
     out = json.loads(run_python(installed, SHAPES, path))

@@ -92,7 +92,7 @@ func run(args []string) error {
 		if err := convert(cmd, s); err != nil {
 			return err
 		}
-		return beamx.Run(context.Background(), p)
+		return runPipeline(p)
 	}
 	parts, err := stbeam.ReadParts(s, *input, partCount(), stbeam.ReadOptions{Format: stbeam.Format(*inputFormat), Compression: *compression, Whole: *whole})
 	if err != nil {
@@ -121,6 +121,22 @@ func run(args []string) error {
 		stbeam.WriteRecords(s, batches, *output, stbeam.WriteOptions{Shards: *shards})
 	default:
 		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+	}
+	return runPipeline(p)
+}
+
+// runPipeline runs p with a temporary directory (TMPDIR) of its own,
+// removed after the run: Beam's runner leaves an empty
+// "beamloopbackworker-*" file in the temporary directory for every
+// loopback run, and nothing of a run is kept there.
+func runPipeline(p *beamsdk.Pipeline) error {
+	dir, err := os.MkdirTemp("", "structtensor-beam-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Setenv("TMPDIR", dir); err != nil {
+		return err
 	}
 	return beamx.Run(context.Background(), p)
 }
