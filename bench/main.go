@@ -348,6 +348,7 @@ func runAll(e *env, dsNames, decNames []string, size int64, seed uint64, dir str
 	if err != nil {
 		return err
 	}
+	fmt.Fprintln(w, machineLine())
 	start := time.Now()
 	var results []result
 	skipped := map[string]string{}

@@ -1322,6 +1322,7 @@ void st_count_packed_runs(int64_t* vector, int64_t* portable, int64_t* avx2, int
 void st_set_thread_limit(int32_t n) { thread_limit.store(n > 0 ? n : 0, std::memory_order_relaxed); }
 
 int32_t st_worker_threads(void) { return int32_t(Workers::get().threads()); }
+int32_t st_packed_varint_tier(void) { return packed_tier(); }
 
 void st_test_fail_thread_starts(int32_t fail) { fail_thread_starts.store(fail != 0, std::memory_order_relaxed); }
 

@@ -1083,6 +1083,23 @@ func init() {
 	testhook.MinThreadSeconds = minThreadSeconds
 }
 
+// PackedVarintDecoder names the decoder packed varints take in this
+// process, by the names STRUCTTENSOR_NATIVE_PORTABLE takes: "avx512"
+// (AVX-512 VBMI2), "avx2", "bmi2" (64-byte masks with pext) or "scalar":
+// the CPU's best, or the lower one that variable names. Benchmarks report
+// it beside the CPU, since their figures depend on it.
+func PackedVarintDecoder() string {
+	switch C.st_packed_varint_tier() {
+	case 0:
+		return "avx512"
+	case 1:
+		return "avx2"
+	case 2:
+		return "bmi2"
+	}
+	return "scalar"
+}
+
 // WorkerThreads returns the number of the engine's pool threads now
 // running (at most GOMAXPROCS-1: the goroutine calling a decode works
 // too).

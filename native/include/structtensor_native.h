@@ -105,6 +105,10 @@ size_t st_plan_pool_bytes(const st_plan* plan); /* capacity held by the pool */
  * thread that cannot start makes a decode slower, never fail. */
 void st_set_thread_limit(int32_t n);
 int32_t st_worker_threads(void); /* pool threads running now */
+/* st_packed_varint_tier returns the tier of the decoder packed varints
+ * take in this process (0 AVX-512, 1 AVX2, 2 BMI2's pext, 3 scalar): the
+ * CPU's best, or the lower one STRUCTTENSOR_NATIVE_PORTABLE names. */
+int32_t st_packed_varint_tier(void);
 /* st_test_fail_thread_starts makes every later start of a pool thread fail
  * (nonzero) as if the system refused it, or start again (0): for tests of
  * the fallback to the threads there are. */
