@@ -39,9 +39,16 @@ func pipeInput(r io.Reader, in *format, spec structtensor.Spec, to string) (*str
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// Unlinked at once where the system allows it (Unix): the open file
+	// stays readable, and the copy of the input, as large as the input,
+	// is gone however the process ends (a signal, a crash), not only
+	// through cleanup.
+	unlinked := os.Remove(tmp.Name()) == nil
 	cleanup := func() {
 		tmp.Close()
-		os.Remove(tmp.Name())
+		if !unlinked {
+			os.Remove(tmp.Name())
+		}
 	}
 	if _, err := io.Copy(tmp, r); err != nil {
 		cleanup()

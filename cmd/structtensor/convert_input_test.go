@@ -110,6 +110,11 @@ func TestConvertStreamsJSONArray(t *testing.T) {
 // through a temporary file; the output is the whole read's.
 func TestConvertStreamsStdin(t *testing.T) {
 	setBatch(t, 4)
+	// The temporary copy of standard input is unlinked while in use: no
+	// file is left in TMPDIR during a conversion, however it ends.
+	tmpDir := t.TempDir()
+	t.Setenv("TMPDIR", tmpDir)
+	var leftInTmp []string
 	input := strings.Join(records(30), "\n") + "\n"
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "spec.json")
@@ -137,7 +142,12 @@ func TestConvertStreamsStdin(t *testing.T) {
 			args := append(append([]string(nil), tc.args...), "--to", to)
 			wantCode, wantOut, wantErr := convertWhole(t, tc.input, args...)
 			var seen int
-			convertBatchWritten = func(int64) { seen++ }
+			convertBatchWritten = func(int64) {
+				seen++
+				if es, _ := os.ReadDir(tmpDir); len(es) > 0 && leftInTmp == nil {
+					leftInTmp = append(leftInTmp, tc.name+" to "+to+": "+es[0].Name())
+				}
+			}
 			code, out, errs := convert(t, tc.input, append(args, "-")...)
 			convertBatchWritten = nil
 			if code != 0 && wantCode != 0 {
@@ -150,6 +160,9 @@ func TestConvertStreamsStdin(t *testing.T) {
 				t.Errorf("%s to %s: %d batches written, want %d", tc.name, to, seen, tc.batches)
 			}
 		}
+	}
+	if leftInTmp != nil {
+		t.Errorf("a file in TMPDIR during a conversion from standard input: %s", leftInTmp)
 	}
 }
 
