@@ -59,9 +59,21 @@ vet: setup-go setup-tf
 # struct2tensor in .venv-s2t, the ops library) is installed first, and
 # STRUCTTENSOR_REQUIRE_REFERENCES turns a test's "reference absent" skip into
 # a failure (internal/testenv), so CI never passes by skipping a comparison.
-test: setup vet ops-lib wheel
-	scripts/setup-python.sh s2t
-	scripts/setup-python.sh tfx
+# On a fresh machine the two reference virtualenvs (struct2tensor's and
+# tfx-bsl's, each with its own TensorFlow) take most of the set-up's
+# minutes, in downloads: they install in the background, side by side,
+# while the Go side is set up, vetted and built (two jobs at a time), and
+# the tests start once all of it is done. A failed installation's log is
+# printed.
+test:
+	@mkdir -p build
+	@scripts/setup-python.sh s2t >build/setup-s2t.log 2>&1 & s2t=$$!; \
+	scripts/setup-python.sh tfx >build/setup-tfx.log 2>&1 & tfx=$$!; \
+	$(MAKE) -j2 setup vet ops-lib wheel; built=$$?; \
+	refs=0; \
+	wait $$s2t || { cat build/setup-s2t.log >&2; echo "make test: scripts/setup-python.sh s2t failed (above)" >&2; refs=1; }; \
+	wait $$tfx || { cat build/setup-tfx.log >&2; echo "make test: scripts/setup-python.sh tfx failed (above)" >&2; refs=1; }; \
+	[ $$built -eq 0 ] && [ $$refs -eq 0 ]
 	STRUCTTENSOR_REQUIRE_REFERENCES=1 $(GO) test ./...
 	STRUCTTENSOR_REQUIRE_REFERENCES=1 $(GO) test -short -tags invariants ./structtensor/...
 	$(MAKE) beam-test
