@@ -7,7 +7,9 @@ export CGO_ENABLED := 1
 export PKG_CONFIG_PATH := $(CURDIR)/build/pkgconfig:$(PKG_CONFIG_PATH)
 # The go build cache does not key on pkg-config output: a define naming the
 # .pc content makes a different TensorFlow (STRUCTTENSOR_TF_DIR) rebuild.
-user_cgo_cppflags := $(CGO_CPPFLAGS)
+# A sub-make inherits the define of the make that started it, perhaps made
+# before the .pc existed: it is replaced, not defined twice.
+user_cgo_cppflags := $(filter-out -DSTRUCTTENSOR_TF_PC=%,$(CGO_CPPFLAGS))
 export CGO_CPPFLAGS = $(user_cgo_cppflags) -DSTRUCTTENSOR_TF_PC=$(shell [ -f build/pkgconfig/tensorflow.pc ] && cksum < build/pkgconfig/tensorflow.pc | cut -d' ' -f1)
 
 .PHONY: all setup setup-go setup-tf build demo test vet bench bench-go fmt ops-lib beam-test beam-bench worker wheel
