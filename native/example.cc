@@ -1631,8 +1631,13 @@ st_example_result* decode_batch(const st_example_plan* plan, int64_t n, const st
           if (ch.cancelled(i)) break;
           if (__builtin_expect(ch.split.load(std::memory_order_acquire) == kSplitAsked, 0)) ch.split_here(i);
           ch.at.store(i, std::memory_order_relaxed);
+          // A test's slow walk (split modes 2 and 3): 100 us a record, so
+          // that the other threads finish their chunks and ask for a
+          // split before it ends. At 20 us, on a slow 2-core guest, one
+          // thread walking the seven other chunks of an 8-chunk batch of
+          // SequenceExamples lost the race in most of ten tries.
           if (__builtin_expect(ch.slow_walk, 0) && !order.split_once.load(std::memory_order_relaxed)) {
-            std::this_thread::sleep_for(std::chrono::microseconds(20));
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
           }
           size_t len;
           const uint8_t* p = rec(i, &len);
