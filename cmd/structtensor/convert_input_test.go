@@ -114,7 +114,7 @@ func TestConvertStreamsStdin(t *testing.T) {
 	// file is left in TMPDIR during a conversion, however it ends.
 	tmpDir := t.TempDir()
 	t.Setenv("TMPDIR", tmpDir)
-	var leftInTmp []string
+	var leftInTmp string // the first file seen there, and when
 	input := strings.Join(records(30), "\n") + "\n"
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "spec.json")
@@ -144,8 +144,8 @@ func TestConvertStreamsStdin(t *testing.T) {
 			var seen int
 			convertBatchWritten = func(int64) {
 				seen++
-				if es, _ := os.ReadDir(tmpDir); len(es) > 0 && leftInTmp == nil {
-					leftInTmp = append(leftInTmp, tc.name+" to "+to+": "+es[0].Name())
+				if es, _ := os.ReadDir(tmpDir); len(es) > 0 && leftInTmp == "" {
+					leftInTmp = tc.name + " to " + to + ": " + es[0].Name()
 				}
 			}
 			code, out, errs := convert(t, tc.input, append(args, "-")...)
@@ -161,7 +161,7 @@ func TestConvertStreamsStdin(t *testing.T) {
 			}
 		}
 	}
-	if leftInTmp != nil {
+	if leftInTmp != "" {
 		t.Errorf("a file in TMPDIR during a conversion from standard input: %s", leftInTmp)
 	}
 }
