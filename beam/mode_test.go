@@ -51,22 +51,15 @@ func TestMain(m *testing.M) {
 		failAfterWrite = func(int) error { return errInjected }
 	}
 	WorkerMain()
-	os.Exit(runInScratchTempDir(func() int { return ptest.MainRetWithDefault(m, "prism") }))
-}
-
-// runInScratchTempDir runs the tests with TMPDIR set to a directory of
-// their own, removed afterwards: Beam's runner makes an empty
-// "beamloopbackworker-*" file in the temporary directory for every
-// loopback pipeline and never removes it.
-func runInScratchTempDir(tests func() int) int {
-	dir, err := os.MkdirTemp("", "structtensor-beam-test-")
-	if err != nil {
+	code := 0
+	if err := WithPrivateTempDir(func() error {
+		code = ptest.MainRetWithDefault(m, "prism")
+		return nil
+	}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
+		code = 1
 	}
-	defer os.RemoveAll(dir)
-	os.Setenv("TMPDIR", dir)
-	return tests()
+	os.Exit(code)
 }
 
 // runOptions are what a test changes about a pipeline run.

@@ -266,3 +266,31 @@ func (w workerArgs) runHarness(ctx context.Context) error {
 	return harness.MainWithOptions(grpcx.WriteWorkerID(ctx, w.id), w.logging, w.control,
 		harness.Options{StatusEndpoint: w.status, RunnerCapabilities: w.capabilities})
 }
+
+// WithPrivateTempDir calls run with TMPDIR naming a new directory of its
+// own and, when run returns, removes that directory with all in it and
+// sets TMPDIR back. Run a loopback pipeline (Prism in process, as in
+// tests and single-machine jobs) inside it: Beam's runner leaves an empty
+// "beamloopbackworker-*" file in the temporary directory for every such
+// run and never removes it, and nothing else of a run is meant to stay
+// there. TMPDIR is the process's: do not call it from two goroutines at
+// once.
+func WithPrivateTempDir(run func() error) error {
+	dir, err := os.MkdirTemp("", "structtensor-beam-")
+	if err != nil {
+		return fmt.Errorf("beam: private temporary directory: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	old, had := os.LookupEnv("TMPDIR")
+	defer func() {
+		if had {
+			os.Setenv("TMPDIR", old)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+	}()
+	if err := os.Setenv("TMPDIR", dir); err != nil {
+		return fmt.Errorf("beam: private temporary directory: %w", err)
+	}
+	return run()
+}

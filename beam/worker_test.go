@@ -1,6 +1,11 @@
 package beam
 
-import "testing"
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestParseWorkerArgs(t *testing.T) {
 	for _, c := range []struct {
@@ -38,5 +43,47 @@ func TestParseWorkerArgs(t *testing.T) {
 		if w.harness != c.harness || w.id != c.id || where != c.where {
 			t.Errorf("%q: harness %v, id %q, endpoint %q; want %v, %q, %q", c.args, w.harness, w.id, where, c.harness, c.id, c.where)
 		}
+	}
+}
+
+// A run inside WithPrivateTempDir sees a new TMPDIR under the old one,
+// whatever it leaves there goes with it, its error comes back, and TMPDIR
+// is as it was, set or unset.
+func TestWithPrivateTempDir(t *testing.T) {
+	parent := t.TempDir()
+	t.Setenv("TMPDIR", parent)
+	errRun := errors.New("run failed")
+	var inside string
+	err := WithPrivateTempDir(func() error {
+		inside = os.Getenv("TMPDIR")
+		if err := os.WriteFile(filepath.Join(inside, "beamloopbackworker-1"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return errRun
+	})
+	if !errors.Is(err, errRun) {
+		t.Fatalf("WithPrivateTempDir returned %v, want the run's error", err)
+	}
+	if filepath.Dir(inside) != parent {
+		t.Fatalf("TMPDIR inside the run is %q, want a new directory in %q", inside, parent)
+	}
+	if got := os.Getenv("TMPDIR"); got != parent {
+		t.Fatalf("TMPDIR after the run is %q, want %q back", got, parent)
+	}
+	if left, err := os.ReadDir(parent); err != nil || len(left) != 0 {
+		t.Fatalf("left in %s after the run: %v (%v)", parent, left, err)
+	}
+
+	os.Unsetenv("TMPDIR") // t.Setenv above restores it after the test
+	if err := WithPrivateTempDir(func() error {
+		if os.Getenv("TMPDIR") == "" {
+			t.Error("TMPDIR unset inside the run")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := os.LookupEnv("TMPDIR"); ok {
+		t.Fatalf("TMPDIR after the run is %q, want it unset again", v)
 	}
 }

@@ -125,20 +125,10 @@ func run(args []string) error {
 	return runPipeline(p)
 }
 
-// runPipeline runs p with a temporary directory (TMPDIR) of its own,
-// removed after the run: Beam's runner leaves an empty
-// "beamloopbackworker-*" file in the temporary directory for every
-// loopback run, and nothing of a run is kept there.
+// runPipeline runs p in a temporary directory of its own
+// (stbeam.WithPrivateTempDir): nothing of a run is kept there.
 func runPipeline(p *beamsdk.Pipeline) error {
-	dir, err := os.MkdirTemp("", "structtensor-beam-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	if err := os.Setenv("TMPDIR", dir); err != nil {
-		return err
-	}
-	return beamx.Run(context.Background(), p)
+	return stbeam.WithPrivateTempDir(func() error { return beamx.Run(context.Background(), p) })
 }
 
 // partCount is --read_parts, or when it is 0 the number of worker
