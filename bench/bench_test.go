@@ -313,7 +313,7 @@ func TestStruct2TensorAgrees(t *testing.T) {
 	if why := s2t.unavailable(e); why != "" {
 		testenv.Missing(t, "skipping: %s", why)
 	}
-	e.minTime, e.minIters = 0, 1
+	e.minTime, e.minIters, e.agreementOnly = 0, 1, true
 	// One struct2tensor process for every dataset: TensorFlow's import
 	// dominates the test's time.
 	var jobs []s2tJob

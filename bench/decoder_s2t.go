@@ -49,6 +49,9 @@ func runS2T(e *env, jobs []s2tJob) ([]*measurement, error) {
 		"--descriptors", e.descPath,
 		"--min-time", fmt.Sprint(e.minTime.Seconds()),
 		"--min-iters", fmt.Sprint(e.minIters)}
+	if e.agreementOnly {
+		args = append(args, "--no-graph-optimizer")
+	}
 	for _, j := range jobs {
 		args = append(args, "--message", string(j.ds.message.FullName()),
 			"--paths", strings.Join(j.ds.paths, ","), "--file", j.file)

@@ -40,6 +40,10 @@ type env struct {
 	rounds     int    // times each in-process decoder runs per dataset (-rounds)
 	cpuProfile string // -run-one only
 	lockstep   bool   // -run-one only: time the calls at the parent's word (lockstep.go)
+	// agreementOnly is set by tests that compare outputs and keep no
+	// timing: struct2tensor runs without TensorFlow's graph optimizer,
+	// which spends seconds on each of its large graphs and changes no value.
+	agreementOnly bool
 }
 
 func main() {

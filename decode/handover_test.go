@@ -55,8 +55,7 @@ func TestDecodeHandsOverRecordSplits(t *testing.T) {
 		}
 		records, skewed := threadedBatches(t, md, rand.New(rand.NewPCG(7, 8)))
 		data, offsets := contiguous(records)
-		ref := refRecords(t, md, records)
-		sref := refRecords(t, md, skewed)
+		refs := newRefChecks(md)
 		threadCounts := []int{2, 3, 8}
 		if testing.Short() {
 			threadCounts = threadCounts[:2]
@@ -70,9 +69,7 @@ func TestDecodeHandsOverRecordSplits(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s on 1 thread: %v", message, err)
 			}
-			if ok, why := sameValue(ref, structtensor.ToValue(want)); !ok {
-				t.Fatalf("%s on 1 thread: differs from the reference: %s", message, why)
-			}
+			refs.check(t, message+" on 1 thread", records, want)
 			// decode decodes the batch with the hand-over in mode, and
 			// returns the hand-overs taken, the bytes of splits their
 			// askers rebased (or wrote, deferred) and those the close-up
@@ -137,6 +134,9 @@ func TestDecodeHandsOverRecordSplits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Each decode below equals this one, which equals the
+			// reference.
+			refs.check(t, message+", a skewed batch on 1 thread", skewed, swant)
 			// Up to skewedTries batches: under the load of a CI run (the
 			// race detector, cgocheck2, packages tested side by side) the
 			// other thread may not be running when the adoption is written.
@@ -167,9 +167,6 @@ func TestDecodeHandsOverRecordSplits(t *testing.T) {
 					}
 					if !structtensor.Equal(sgot, swant) {
 						t.Errorf("%s, a skewed batch on %d threads (deferring %v): differs from the decode on one thread", message, threads, deferring)
-					}
-					if ok, why := sameValue(sref, structtensor.ToValue(sgot)); !ok {
-						t.Errorf("%s, a skewed batch on %d threads (deferring %v): differs from the reference: %s", message, threads, deferring, why)
 					}
 					if !deferring || adopted && helped || threads != 2 {
 						break

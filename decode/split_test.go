@@ -40,8 +40,7 @@ func TestDecodeSplitsChunks(t *testing.T) {
 			t.Fatal(err)
 		}
 		records, skewed := threadedBatches(t, md, rand.New(rand.NewPCG(17, 18)))
-		ref := refRecords(t, md, records)
-		sref := refRecords(t, md, skewed)
+		refs := newRefChecks(md)
 		threadCounts := []int{2, 3, 8}
 		if testing.Short() {
 			threadCounts = threadCounts[:2]
@@ -49,9 +48,8 @@ func TestDecodeSplitsChunks(t *testing.T) {
 		for _, batch := range []struct {
 			name       string
 			records    [][]byte
-			ref        []any
 			firstSplit bool // the first chunk has records to split
-		}{{"records", records, ref, true}, {"a skewed batch", skewed, sref, false}} {
+		}{{"records", records, true}, {"a skewed batch", skewed, false}} {
 			data, offsets := contiguous(batch.records)
 			for _, threads := range threadCounts {
 				plan, err := Compile(d, message)
@@ -62,9 +60,7 @@ func TestDecodeSplitsChunks(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s, %s on 1 thread: %v", message, batch.name, err)
 				}
-				if ok, why := sameValue(batch.ref, structtensor.ToValue(want)); !ok {
-					t.Fatalf("%s, %s on 1 thread: differs from the reference: %s", message, batch.name, why)
-				}
+				refs.check(t, fmt.Sprintf("%s, %s on 1 thread", message, batch.name), batch.records, want)
 				testhook.Steal(-1)
 				if _, err := plan.DecodeContiguous(data, offsets, DecodeOptions{Threads: threads}); err != nil { // sizes the next
 					t.Fatal(err)

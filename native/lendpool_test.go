@@ -239,3 +239,30 @@ func TestStarvedPoolLeavesCostlyCollections(t *testing.T) {
 		}
 	})
 }
+
+// With the hook on, poison leaves no byte of a block as it was, whatever
+// its length (the doubling copies end on a partial one); with it off, it
+// writes nothing.
+func TestPoisonFillsEveryByte(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 7, 64, 65, 1000, 4096, 4097} {
+		b := make([]byte, n+1)
+		b[n] = 0x11 // past the block: must stay
+		poison(b[:n])
+		for i := range n {
+			if b[i] != 0 {
+				t.Fatalf("hook off, %d bytes: byte %d is %#x", n, i, b[i])
+			}
+		}
+		testhook.PoisonLentBuffers.Store(true)
+		poison(b[:n])
+		testhook.PoisonLentBuffers.Store(false)
+		for i := range n {
+			if b[i] != 0xA5 {
+				t.Fatalf("%d bytes: byte %d is %#x, want 0xa5", n, i, b[i])
+			}
+		}
+		if b[n] != 0x11 {
+			t.Fatalf("%d bytes: the byte after the block changed to %#x", n, b[n])
+		}
+	}
+}

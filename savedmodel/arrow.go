@@ -3,12 +3,12 @@ package savedmodel
 import (
 	"fmt"
 	"strings"
-	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/structtensor/structtensor-go/internal/memview"
 	"github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -151,17 +151,17 @@ func valuesData(t *structtensor.Tensor) (arrow.ArrayData, error) {
 			}
 		}
 	case structtensor.Int32:
-		typ, buf = arrow.PrimitiveTypes.Int32, bytesOf(t.Int32s())
+		typ, buf = arrow.PrimitiveTypes.Int32, memview.Bytes(t.Int32s())
 	case structtensor.Int64:
-		typ, buf = arrow.PrimitiveTypes.Int64, bytesOf(t.Int64s())
+		typ, buf = arrow.PrimitiveTypes.Int64, memview.Bytes(t.Int64s())
 	case structtensor.Uint32:
-		typ, buf = arrow.PrimitiveTypes.Uint32, bytesOf(t.Uint32s())
+		typ, buf = arrow.PrimitiveTypes.Uint32, memview.Bytes(t.Uint32s())
 	case structtensor.Uint64:
-		typ, buf = arrow.PrimitiveTypes.Uint64, bytesOf(t.Uint64s())
+		typ, buf = arrow.PrimitiveTypes.Uint64, memview.Bytes(t.Uint64s())
 	case structtensor.Float32:
-		typ, buf = arrow.PrimitiveTypes.Float32, bytesOf(t.Float32s())
+		typ, buf = arrow.PrimitiveTypes.Float32, memview.Bytes(t.Float32s())
 	case structtensor.Float64:
-		typ, buf = arrow.PrimitiveTypes.Float64, bytesOf(t.Float64s())
+		typ, buf = arrow.PrimitiveTypes.Float64, memview.Bytes(t.Float64s())
 	case structtensor.String:
 		data, offsets := t.StringData()
 		return array.NewData(arrow.BinaryTypes.LargeBinary, n,
@@ -172,14 +172,4 @@ func valuesData(t *structtensor.Tensor) (arrow.ArrayData, error) {
 	return array.NewData(typ, n, []*memory.Buffer{nil, memory.NewBufferBytes(buf)}, nil, 0, 0), nil
 }
 
-func int64Buffer(s []int64) *memory.Buffer { return memory.NewBufferBytes(bytesOf(s)) }
-
-// bytesOf views a numeric slice's memory as bytes (no copy); the bytes
-// keep the slice's backing array alive.
-func bytesOf[T int32 | int64 | uint32 | uint64 | float32 | float64](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	var zero T
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(zero)))
-}
+func int64Buffer(s []int64) *memory.Buffer { return memory.NewBufferBytes(memview.Bytes(s)) }

@@ -2,13 +2,13 @@ package starrow
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/structtensor/structtensor-go/internal/memview"
 	st "github.com/structtensor/structtensor-go/structtensor"
 )
 
@@ -227,10 +227,5 @@ func primitiveData(typ arrow.DataType, n int, values *memory.Buffer) *array.Data
 // sliceBuffer wraps the memory of a numeric slice as an Arrow buffer
 // without copying: the buffer's bytes start at &s[0].
 func sliceBuffer[T int32 | int64 | uint32 | uint64 | float32 | float64](s []T) *memory.Buffer {
-	if len(s) == 0 {
-		return memory.NewBufferBytes(nil)
-	}
-	var zero T
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(zero)))
-	return memory.NewBufferBytes(b)
+	return memory.NewBufferBytes(memview.Bytes(s))
 }

@@ -2,6 +2,7 @@ package structtensor
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -497,6 +498,50 @@ func TestEqual(t *testing.T) {
 	}
 	if !Equal(nil, nil) || Equal(nan, nil) {
 		t.Errorf("Equal with nil wrong")
+	}
+	// Floats compare by value though their bytes differ (NaN payloads, the
+	// sign of zero); equal bytes of other types are equal elements.
+	three := mustT(t, nil, []int64{0, 1, 2})
+	otherNaN := math.Float64frombits(math.Float64bits(math.NaN()) ^ 1)
+	for _, c := range []struct {
+		name string
+		a, b Value
+		want bool
+	}{
+		{"NaNs of other payloads", mustT(t, nil, []float64{otherNaN}), mustT(t, nil, []float64{math.NaN()}), true},
+		{"float32 NaNs", mustT(t, nil, []float32{float32(math.NaN()), 2}), mustT(t, nil, []float32{math.Float32frombits(0x7fc00001), 2}), true},
+		{"zeros of other signs", mustT(t, nil, []float64{0, 1}), mustT(t, nil, []float64{math.Copysign(0, -1), 1}), true},
+		{"NaN and a number", mustT(t, nil, []float64{math.NaN()}), mustT(t, nil, []float64{0}), false},
+		{"float32 last element", mustT(t, nil, []float32{1, 2, 3}), mustT(t, nil, []float32{1, 2, 4}), false},
+		{"int64 last byte", mustT(t, nil, []int64{1, 1 << 56}), mustT(t, nil, []int64{1, 2 << 56}), false},
+		{"uint32 lengths", mustT(t, nil, []uint32{1, 2}), mustT(t, nil, []uint32{1, 2, 3}), false},
+		{"bools", mustT(t, nil, []bool{true, false}), mustT(t, nil, []bool{true, true}), false},
+		{"same bools", mustT(t, nil, []bool{true, false}), mustT(t, nil, []bool{true, false}), true},
+		{"ragged splits", mustR(t, three, []int64{0, 1, 3}), mustR(t, three, []int64{0, 2, 3}), false},
+		{"same ragged splits", mustR(t, three, []int64{0, 1, 3}), mustR(t, three, []int64{0, 1, 3}), true},
+	} {
+		if got := Equal(c.a, c.b); got != c.want {
+			t.Errorf("%s: Equal = %v, want %v", c.name, got, c.want)
+		}
+		if got := Equal(c.b, c.a); got != c.want {
+			t.Errorf("%s, swapped: Equal = %v, want %v", c.name, got, c.want)
+		}
+	}
+	uniform, err := NewUniformPartition(2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		splits []int64
+		want   bool
+	}{{[]int64{0, 2, 4}, true}, {[]int64{0, 1, 4}, false}} {
+		ragged, err := NewRowSplits(c.splits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uniform.Equal(ragged) != c.want || ragged.Equal(uniform) != c.want {
+			t.Errorf("uniform rows of 2 and splits %v: Equal = %v, want %v", c.splits, uniform.Equal(ragged), c.want)
+		}
 	}
 }
 

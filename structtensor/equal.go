@@ -1,6 +1,10 @@
 package structtensor
 
-import "math"
+import (
+	"bytes"
+
+	"github.com/structtensor/structtensor-go/internal/memview"
+)
 
 // Equal reports whether a and b are the same value: the same kind, equal
 // specs, equal partitions and equal elements. Floats compare by value,
@@ -63,21 +67,9 @@ func tensorsEqual(a, b *Tensor) bool {
 	case []uint64:
 		return sliceEqual(x, b.data.([]uint64))
 	case []float32:
-		y := b.data.([]float32)
-		for i := range x {
-			if x[i] != y[i] && !(math.IsNaN(float64(x[i])) && math.IsNaN(float64(y[i]))) {
-				return false
-			}
-		}
-		return true
+		return floatsEqual(x, b.data.([]float32))
 	case []float64:
-		y := b.data.([]float64)
-		for i := range x {
-			if x[i] != y[i] && !(math.IsNaN(x[i]) && math.IsNaN(y[i])) {
-				return false
-			}
-		}
-		return true
+		return floatsEqual(x, b.data.([]float64))
 	}
 	for i := 0; i < n; i++ {
 		if string(a.StringAt(i)) != string(b.StringAt(i)) {
@@ -87,12 +79,24 @@ func tensorsEqual(a, b *Tensor) bool {
 	return true
 }
 
-func sliceEqual[T comparable](a, b []T) bool {
+// sliceEqual compares the elements' bytes, which for these types are
+// equal exactly when the elements are.
+func sliceEqual[T bool | int32 | int64 | uint32 | uint64](a, b []T) bool {
+	return len(a) == len(b) && bytes.Equal(memview.Bytes(a), memview.Bytes(b))
+}
+
+// floatsEqual compares by value with NaN equal to NaN: equal bytes are
+// equal values, and only columns whose bytes differ (a NaN's payload, a
+// zero's sign, or a real difference) are compared element by element.
+func floatsEqual[T float32 | float64](a, b []T) bool {
 	if len(a) != len(b) {
 		return false
 	}
+	if bytes.Equal(memview.Bytes(a), memview.Bytes(b)) {
+		return true
+	}
 	for i := range a {
-		if a[i] != b[i] {
+		if a[i] != b[i] && !(a[i] != a[i] && b[i] != b[i]) {
 			return false
 		}
 	}

@@ -1,6 +1,11 @@
 package structtensor
 
-import "fmt"
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/structtensor/structtensor-go/internal/memview"
+)
 
 // RowPartition splits a flat sequence of values into rows. Its canonical
 // form is row_splits: len nrows+1, splits[0] == 0, non-decreasing, and the
@@ -114,6 +119,9 @@ func (p *RowPartition) Equal(o *RowPartition) bool {
 	}
 	if p.rowLen >= 0 && o.rowLen >= 0 {
 		return p.rowLen == o.rowLen || p.nrows == 0
+	}
+	if p.rowLen < 0 && o.rowLen < 0 {
+		return bytes.Equal(memview.Bytes(p.splits), memview.Bytes(o.splits))
 	}
 	for i := 0; i < p.nrows; i++ {
 		if p.RowLimit(i) != o.RowLimit(i) {

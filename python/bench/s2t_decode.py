@@ -101,7 +101,13 @@ def main():
     ap.add_argument("--file", required=True, action="append", help="uncompressed TFRecord file")
     ap.add_argument("--min-time", type=float, default=2.0)
     ap.add_argument("--min-iters", type=int, default=2)
+    ap.add_argument("--no-graph-optimizer", action="store_true",
+                    help="run the graphs as traced, without TensorFlow's graph optimizer "
+                         "(for checks of the values only: it takes seconds on each "
+                         "struct2tensor graph and changes no value)")
     args = ap.parse_args()
+    if args.no_graph_optimizer:
+        tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
     if not len(args.message) == len(args.paths) == len(args.file):
         sys.exit("s2t_decode: give --message, --paths and --file once per job")
     with open(args.descriptors, "rb") as f:
