@@ -47,8 +47,16 @@ DESCRIPTORS = os.path.join(ROOT, "testdata", "proto", "testdata.pb")
 # ---------------------------------------------------------------------------
 # The struct2tensor side (runs under .venv-s2t).
 
-def s2t_decode(case_json, out_json):
+def s2t_decode(pairs):
+    """Decodes each (CASE.json, OUT.json) pair in this one process, which
+    pays for TensorFlow's import once."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf  # noqa: F401
+    for case_json, out_json in pairs:
+        s2t_decode_case(case_json, out_json)
+
+
+def s2t_decode_case(case_json, out_json):
     import tensorflow as tf
     import struct2tensor as s2t
     from google.protobuf import descriptor_pb2
@@ -80,9 +88,9 @@ def s2t_decode(case_json, out_json):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4 or sys.argv[1] != "s2t-decode":
-        sys.exit("usage: test_struct2tensor_parity.py s2t-decode CASE.json OUT.json")
-    s2t_decode(sys.argv[2], sys.argv[3])
+    if len(sys.argv) < 4 or len(sys.argv) % 2 != 0 or sys.argv[1] != "s2t-decode":
+        sys.exit("usage: test_struct2tensor_parity.py s2t-decode CASE.json OUT.json [CASE.json OUT.json ...]")
+    s2t_decode(list(zip(sys.argv[2::2], sys.argv[3::2])))
     sys.exit(0)
 
 
@@ -182,19 +190,30 @@ def schemas():
     return Schemas(DESCRIPTORS)
 
 
+@pytest.fixture(scope="module")
+def s2t_outputs():
+    """struct2tensor's decode of every case, by case name: one process for
+    all of them (TensorFlow's import is most of a case's time)."""
+    names = cases(protobuf_only=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        args = []
+        for name in names:
+            args += [os.path.join(go_fixture(), name, "case.json"), os.path.join(tmp, name + ".json")]
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+        subprocess.run([S2T_PYTHON, os.path.abspath(__file__), "s2t-decode", *args], check=True, env=env)
+        out = {}
+        for name in names:
+            with open(os.path.join(tmp, name + ".json")) as f:
+                out[name] = json.load(f)
+    return out
+
+
 @pytest.mark.skipif(not os.path.exists(S2T_PYTHON), reason="no .venv-s2t (scripts/setup-python.sh s2t)")
 @pytest.mark.parametrize("name", cases(protobuf_only=True))
-def test_struct2tensor_parity(schemas, name):
-    case_json = os.path.join(go_fixture(), name, "case.json")
-    with open(case_json) as f:
+def test_struct2tensor_parity(schemas, s2t_outputs, name):
+    with open(os.path.join(go_fixture(), name, "case.json")) as f:
         case = json.load(f)
-    with tempfile.TemporaryDirectory() as tmp:
-        out_json = os.path.join(tmp, "s2t.json")
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
-        subprocess.run([S2T_PYTHON, os.path.abspath(__file__), "s2t-decode", case_json, out_json],
-                       check=True, env=env)
-        with open(out_json) as f:
-            theirs = json.load(f)
+    theirs = s2t_outputs[name]
     nrecords = len(case["records"])
     assert set(theirs) == set(case["leaves"])
     converted = 0
