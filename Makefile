@@ -101,15 +101,16 @@ beam-bench: setup-go
 	@uptime
 
 # The packages that pass memory across the cgo and TensorFlow boundaries,
-# again under the race detector and with GOEXPERIMENT=cgocheck2 (every
-# store of a Go pointer into C memory checked at run time). -short skips
-# the slowest tests (the sanitizer build, the long benchmarks' datasets),
-# which the plain run above covers.
+# again under the race detector with GOEXPERIMENT=cgocheck2 (every store
+# of a Go pointer into C memory checked at run time), in one run: the two
+# checks combine, and each build of the packages and their dependencies
+# costs minutes on a fresh machine. -short skips the slowest tests (the
+# sanitizer build, the long benchmarks' datasets), which the plain run
+# above covers.
 CGO_PKGS := ./native/... ./decode/... ./tfbridge/... ./cops/... ./starrow/...
 .PHONY: test-cgo
 test-cgo: setup ops-lib
-	STRUCTTENSOR_REQUIRE_REFERENCES=1 $(GO) test -short -race $(CGO_PKGS)
-	GOEXPERIMENT=cgocheck2 STRUCTTENSOR_REQUIRE_REFERENCES=1 $(GO) test -short $(CGO_PKGS)
+	GOEXPERIMENT=cgocheck2 STRUCTTENSOR_REQUIRE_REFERENCES=1 $(GO) test -short -race $(CGO_PKGS)
 
 # The Beam worker (and launcher): structtensor-beam for linux/amd64 with cgo,
 # libstdc++ and libgcc linked in, so it runs in Beam's Go SDK container
