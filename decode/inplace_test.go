@@ -448,7 +448,7 @@ func TestLentMemoryComesBack(t *testing.T) {
 }
 
 // decodeCounting decodes records (what names them) with plan on threads
-// threads, checks the output against the reference of md, and returns how
+// threads, checks the output against the reference (refs), and returns how
 // much counter (one of package native's close-up counters) grew.
 func decodeCounting(t *testing.T, plan *Plan, refs *refChecks, what string, records [][]byte, threads int, counter func() int64) int64 {
 	t.Helper()

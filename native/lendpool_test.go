@@ -240,9 +240,8 @@ func TestStarvedPoolLeavesCostlyCollections(t *testing.T) {
 	})
 }
 
-// With the hook on, poison leaves no byte of a block as it was, whatever
-// its length (the doubling copies end on a partial one); with it off, it
-// writes nothing.
+// With the hook on, poison fills every byte of a block, whatever its
+// length, and none past it; with it off, it writes nothing.
 func TestPoisonFillsEveryByte(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 3, 7, 64, 65, 1000, 4096, 4097} {
 		b := make([]byte, n+1)

@@ -51,7 +51,7 @@ def s2t_decode(pairs):
     """Decodes each (CASE.json, OUT.json) pair in this one process, which
     pays for TensorFlow's import once."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import tensorflow as tf  # noqa: F401
+    sys.path.insert(0, os.path.join(ROOT, "python", "bench"))
     for case_json, out_json in pairs:
         s2t_decode_case(case_json, out_json)
 
@@ -60,7 +60,6 @@ def s2t_decode_case(case_json, out_json):
     import tensorflow as tf
     import struct2tensor as s2t
     from google.protobuf import descriptor_pb2
-    sys.path.insert(0, os.path.join(ROOT, "python", "bench"))
     from s2t_decode import needed_files  # the bench harness's file selection
 
     with open(case_json) as f:
