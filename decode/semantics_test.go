@@ -329,6 +329,73 @@ func TestRequired(t *testing.T) {
 	}
 }
 
+// TestRequiredInSubmessages: a required field missing from a message
+// nested three deep (descriptor.proto's UninterpretedOption.NamePart, in
+// FileOptions, in FileDescriptorProto) is named by its path, at the byte
+// where the field holding the incomplete message starts, whether that
+// message ends with its parents or before more of their fields.
+func TestRequiredInSubmessages(t *testing.T) {
+	md := descriptorpb.File_google_protobuf_descriptor_proto.Messages().ByName("FileDescriptorProto")
+	d, err := FromMessage(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Compile(d, string(md.FullName()), "options.uninterpreted_option.name.name_part",
+		"options.uninterpreted_option.name.is_extension", "options.uninterpreted_option.identifier_value", "name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// FileDescriptorProto: name = 1, options = 8; FileOptions:
+	// uninterpreted_option = 999; UninterpretedOption: name = 2,
+	// identifier_value = 3; NamePart: name_part = 1, is_extension = 2.
+	part := func(complete bool) wire {
+		w := wire{}.str(1, "x")
+		if complete {
+			w = w.varint(2, 1)
+		}
+		return w
+	}
+	option := func(parts ...wire) wire {
+		var w wire
+		for _, p := range parts {
+			w = w.bytes(2, p)
+		}
+		return w
+	}
+	file := func(opt wire, after bool) wire {
+		w := wire{}.str(1, "f.proto").bytes(8, wire{}.bytes(999, opt))
+		if after {
+			w = w.str(1, "g.proto")
+		}
+		return w
+	}
+	good := file(option(part(true), part(true)), false)
+	tests := []struct {
+		name   string
+		record wire
+		offset int64
+	}{
+		// name (9 bytes), options' tag and length (2), the option's (3):
+		// the first NamePart's field starts at byte 14.
+		{"ends with its parents", file(option(part(false)), false), 14},
+		{"before a sibling", file(option(part(false), part(true)), false), 14},
+		{"after a sibling, before the parent's next field", file(append(option(part(true), part(false)), wire{}.str(3, "v")...), true), 14 + 7},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := refUnmarshal(md, tc.record); err == nil {
+				t.Fatal("protobuf accepts the record")
+			}
+			_, err := plan.Decode(wireRecords([]wire{good, tc.record, good}))
+			var re *RecordError
+			if !errors.Is(err, ErrRequired) || !errors.As(err, &re) || re.Record != 1 || re.Offset != tc.offset ||
+				!strings.Contains(re.Detail, `"options.uninterpreted_option.name.is_extension"`) {
+				t.Fatalf("err = %v, want ErrRequired in record 1 at byte %d naming options.uninterpreted_option.name.is_extension", err, tc.offset)
+			}
+		})
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	d := testDescriptors(t)
 	deep := func(n int) wire {
@@ -366,6 +433,7 @@ func TestBadInput(t *testing.T) {
 		{"unterminated group", allScalar, CompileOptions{}, nil, []wire{allScalarsRequired().raw(0xd3, 0x05)}, ErrMalformed, 0, 80, "optgroup"},
 		{"mismatched end group", allScalar, CompileOptions{}, nil, []wire{allScalarsRequired().raw(0xd3, 0x05, 0xec, 0x05)}, ErrMalformed, 0, 80, "optgroup"},
 		{"stray end group", p3Msg, CompileOptions{}, nil, []wire{wire{}.raw(0x0c)}, ErrMalformed, 0, 0, "top level"},
+		{"stray end group in a submessage", p3Msg, CompileOptions{}, nil, []wire{wire{}.varint(1, 1).bytes(20, wire{}.varint(1, 2).raw(0x0c))}, ErrMalformed, 0, 7, `"sub"`},
 		{"unterminated unknown group", p3Msg, CompileOptions{}, nil, []wire{wire{}.raw(0xa3, 0x06, 0x08, 0x01)}, ErrMalformed, 0, 0, `field number 100 of "" (not in the schema)`},
 		{"recursion past the default limit", nodeMsg, CompileOptions{}, []string{strings.Repeat("left.", 101) + "value"}, []wire{deep(101)}, ErrDepth, 0, 238, `"left`},
 		{"recursion past a set limit", nodeMsg, CompileOptions{MaxDepth: 3}, []string{"left.left.left.left.value"}, []wire{deep(2), deep(4)}, ErrDepth, 1, 6, `"left`},
