@@ -464,9 +464,13 @@ func TestExampleDatasets(t *testing.T) {
 // its own, the fastest call of any round and the highest peak RSS.
 func TestMedianOfRounds(t *testing.T) {
 	round := func(cpu, wall float64, rss int64) *measurement {
-		return &measurement{Bytes: 1e6, Iters: 10, CPUSec: cpu, WallSec: wall, PeakRSS: rss, FastestCallCPUSec: cpu / 20}
+		return &measurement{Bytes: 1e6, Iters: 10, CPUSec: cpu, WallSec: wall, PeakRSS: rss, FastestCallCPUSec: cpu / 20,
+			QuietIters: 2, QuietCPUSec: cpu / 8, FastestProbeNs: int64(cpu * 1000)}
 	}
 	m := median([]*measurement{round(2, 1, 5), round(1, 4, 9), round(4, 2, 7)})
+	if got := m.quietMBPerCPUSec(); m.QuietIters != 6 || math.Abs(got-6/(7.0/8)) > 1e-9 { // 6 quiet calls of 1 MB in 7/8 s
+		t.Errorf("quiet calls %d at %v MB/cpu-s, want every round's: 6 at %v", m.QuietIters, got, 6/(7.0/8))
+	}
 	if got := m.fastestMBPerCPUSec(); math.Abs(got-20) > 1e-9 { // fastest calls 0.1, 0.05, 0.2 s of 1 MB
 		t.Errorf("fastest call %v MB/cpu-s, want 20", got)
 	}
@@ -488,6 +492,53 @@ func TestMedianOfRounds(t *testing.T) {
 	}
 	if got, want := strings.Join(order, ""), "abcbcacababc"; got != want {
 		t.Errorf("rounds ran the decoders in the order %s, want %s", got, want)
+	}
+}
+
+// TestQuietCalls checks which calls count as made on a quiet core: both
+// probes around the call within quietProbeSlack of the fastest probe,
+// the run's own or the harness's reference, whichever is faster.
+func TestQuietCalls(t *testing.T) {
+	us := func(ds ...float64) []time.Duration {
+		var out []time.Duration
+		for _, d := range ds {
+			out = append(out, time.Duration(d*1e3))
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		probes  []float64 // us, one more than the calls
+		cpu     []float64 // ms
+		ref     float64   // us, 0: none
+		calls   int
+		quietMs float64
+	}{
+		{"every probe quiet", []float64{10, 11, 12}, []float64{5, 6}, 0, 2, 11},
+		{"a slow probe spoils the calls on either side", []float64{10, 20, 10, 10}, []float64{5, 6, 7}, 0, 1, 7},
+		{"at the slack, still quiet", []float64{10, 10 * quietProbeSlack, 10}, []float64{5, 6}, 0, 2, 11},
+		{"a faster reference: the run was never quiet", []float64{20, 21, 20}, []float64{5, 6}, 10, 0, 0},
+		{"a slower reference changes nothing", []float64{10, 11, 30}, []float64{5, 6}, 20, 1, 5},
+		{"probes missing: nothing counted", []float64{10}, []float64{5, 6}, 0, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := callProbes{probes: us(tc.probes...), cpu: us(tc.cpu...)}
+			for i := range p.cpu {
+				p.cpu[i] *= 1000
+			}
+			calls, cpu := p.quiet(time.Duration(tc.ref * 1e3))
+			if calls != tc.calls || cpu != time.Duration(tc.quietMs*1e6) {
+				t.Errorf("quiet = %d calls, %v; want %d, %vms", calls, cpu, tc.calls, tc.quietMs)
+			}
+		})
+	}
+}
+
+// TestCoreProbe: the probe takes time and names its fastest burst.
+func TestCoreProbe(t *testing.T) {
+	if d := calibrateProbe(5); d <= 0 || d > time.Second {
+		t.Errorf("calibrateProbe = %v, want a positive time well under a second", d)
 	}
 }
 

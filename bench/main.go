@@ -40,6 +40,9 @@ type env struct {
 	rounds     int    // times each in-process decoder runs per dataset (-rounds)
 	cpuProfile string // -run-one only
 	lockstep   bool   // -run-one only: time the calls at the parent's word (lockstep.go)
+	// probeRef is the fastest core probe (coreprobe.go) the harness has
+	// seen, its own and its children's, passed to each child (-probe-ref).
+	probeRef time.Duration
 	// agreementOnly is set by tests that compare outputs and keep no
 	// timing: struct2tensor runs without TensorFlow's graph optimizer,
 	// which spends seconds on each of its large graphs and changes no value.
@@ -64,6 +67,7 @@ func main() {
 		decodersFrom = flag.String("decoders-from", "", "another build of this harness (e.g. -tags tensorflow) whose extra decoders run from it")
 		listJSON     = flag.Bool("list-json", false, "internal: list the in-process decoders as JSON, for -decoders-from")
 		lockstep     = flag.Bool("lockstep", false, "internal, with -run-one: time one call per line \"call\" read from standard input (a decoder paired with its anchor)")
+		probeRef     = flag.Duration("probe-ref", 0, "internal, with -run-one: the fastest core probe the harness has seen (coreprobe.go)")
 	)
 	flag.Parse()
 	e, err := newEnv(*descPath, *s2tPython)
@@ -99,7 +103,7 @@ func main() {
 		if flag.NArg() != 3 {
 			fatal(errors.New("-run-one needs DATASET DECODER FILE"))
 		}
-		e.cpuProfile, e.lockstep = *cpuProfile, *lockstep
+		e.cpuProfile, e.lockstep, e.probeRef = *cpuProfile, *lockstep, *probeRef
 		m, err := runOneDecoder(e, flag.Arg(0), flag.Arg(1), flag.Arg(2))
 		if err != nil {
 			fatal(err)
@@ -219,7 +223,7 @@ func runOneDecoder(e *env, dsName, decName, file string) (*measurement, error) {
 	if e.lockstep {
 		m, err = timeInLockstep(ds, fn, os.Stdin, os.Stdout)
 	} else {
-		m, err = timeDecoder(ds, fn, e.minTime, e.minIters)
+		m, err = timeDecoder(ds, fn, e.minTime, e.minIters, e.probeRef)
 	}
 	if err != nil {
 		return nil, err
@@ -265,6 +269,15 @@ func (e *env) childArgs() []string {
 	return []string{
 		"-descriptors", e.descPath, "-s2t-python", e.s2tPython,
 		"-min-time", e.minTime.String(), "-min-iters", fmt.Sprint(e.minIters),
+		"-probe-ref", e.probeRef.String(),
+	}
+}
+
+// noteProbe keeps the fastest core probe a child reports as the reference
+// for the children after it.
+func (e *env) noteProbe(m *measurement) {
+	if p := time.Duration(m.FastestProbeNs); p > 0 && (e.probeRef <= 0 || p < e.probeRef) {
+		e.probeRef = p
 	}
 }
 
@@ -310,11 +323,15 @@ func median(ms []*measurement) *measurement {
 		c.AnchorCPUSec = c.CPUSec * mid(func(m *measurement) float64 { return m.AnchorCPUSec / m.CPUSec })
 		c.AnchorWallSec = c.WallSec * mid(func(m *measurement) float64 { return m.AnchorWallSec / m.WallSec })
 	}
+	c.QuietIters, c.QuietCPUSec = 0, 0
 	for _, m := range ms {
 		c.PeakRSS = max(c.PeakRSS, m.PeakRSS)
 		if m.FastestCallCPUSec > 0 && (c.FastestCallCPUSec <= 0 || m.FastestCallCPUSec < c.FastestCallCPUSec) {
 			c.FastestCallCPUSec = m.FastestCallCPUSec
 		}
+		// The quiet calls of every round together.
+		c.QuietIters += m.QuietIters
+		c.QuietCPUSec += m.QuietCPUSec
 	}
 	return &c
 }
@@ -353,6 +370,9 @@ func runAll(e *env, dsNames, decNames []string, size int64, seed uint64, dir str
 		return err
 	}
 	fmt.Fprintln(w, machineLine())
+	// The first reference for telling the children's quiet calls
+	// (coreprobe.go): a few hundred probes, a few tens of milliseconds.
+	e.noteProbe(&measurement{FastestProbeNs: int64(calibrateProbe(300))})
 	start := time.Now()
 	var results []result
 	skipped := map[string]string{}
@@ -391,6 +411,7 @@ func runAll(e *env, dsNames, decNames []string, size int64, seed uint64, dir str
 				if err != nil {
 					return fmt.Errorf("dataset %s, decoder %s: %w", name, d.name, err)
 				}
+				e.noteProbe(m)
 				if m.Bytes != ds.bytes() {
 					return fmt.Errorf("dataset %s, decoder %s decoded %d bytes, the dataset has %d", name, d.name, m.Bytes, ds.bytes())
 				}
@@ -437,6 +458,13 @@ func runAll(e *env, dsNames, decNames []string, size int64, seed uint64, dir str
 			}
 			if f := m.fastestMBPerCPUSec(); f > 0 {
 				spread += fmt.Sprintf(" fastest_call_mb_per_cpu_s=%.1f", f)
+			}
+			if m.FastestProbeNs > 0 {
+				calls := 0
+				for _, x := range timed[d.name] {
+					calls += x.Iters
+				}
+				spread += fmt.Sprintf(" quiet_calls=%d/%d quiet_mb_per_cpu_s=%.1f", m.QuietIters, calls, m.quietMBPerCPUSec())
 			}
 			fmt.Fprintf(w, "dataset=%s decoder=%s bytes=%d mb_per_cpu_s=%.1f wall_mb_per_s=%.1f peak_rss_mb=%.1f ratio_vs_ours=%s%s\n",
 				name, d.name, m.Bytes, m.mbPerCPUSec(), m.wallMBPerSec(), float64(m.PeakRSS)/1e6, ratio, spread)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,6 +34,14 @@ type measurement struct {
 	// other tenants slow a CPU for seconds at a time, the mean (CPUSec)
 	// moves with them and this far less: the code's own speed.
 	FastestCallCPUSec float64 `json:"fastest_call_cpu_s,omitempty"`
+	// QuietIters and QuietCPUSec are the timed calls made on a quiet core
+	// (coreprobe.go) and their process CPU seconds, and FastestProbeNs
+	// the fastest of the core probes around them, in nanoseconds (the
+	// harness passes the fastest it has seen to the children after);
+	// in-process decoders timed on their own, 0 for the others.
+	QuietIters     int     `json:"quiet_iters,omitempty"`
+	QuietCPUSec    float64 `json:"quiet_cpu_s,omitempty"`
+	FastestProbeNs int64   `json:"fastest_probe_ns,omitempty"`
 	// AnchorCPUSec and AnchorWallSec are, for a decoder timed in
 	// lockstep with another (decoder.anchor), the other's calls' CPU
 	// and wall seconds: as many calls, each beside one of this decoder's,
@@ -74,6 +83,15 @@ func (m *measurement) fastestMBPerCPUSec() float64 {
 	return float64(m.Bytes) / 1e6 / m.FastestCallCPUSec
 }
 
+// quietMBPerCPUSec is the MB per CPU-second of the calls made on a quiet
+// core, or 0 when none was (or the decoder does not report them).
+func (m *measurement) quietMBPerCPUSec() float64 {
+	if m.QuietIters <= 0 || m.QuietCPUSec <= 0 {
+		return 0
+	}
+	return float64(m.Bytes) * float64(m.QuietIters) / 1e6 / m.QuietCPUSec
+}
+
 func (m *measurement) wallMBPerSec() float64 {
 	return float64(m.Bytes) * float64(m.Iters) / 1e6 / m.WallSec
 }
@@ -92,21 +110,36 @@ func processCPU() time.Duration {
 // digested, whole and leaf by leaf), then repeatedly until it has used minCPU of process CPU time
 // and run at least minIters times. Between calls the previous output is
 // dropped and collected outside the timed region, so the peak memory of
-// the process is that of one decode, not of a backlog of garbage.
-func timeDecoder(ds *dataset, fn decodeFunc, minCPU time.Duration, minIters int) (*measurement, error) {
+// the process is that of one decode, not of a backlog of garbage. A core
+// probe before the first timed call and after each (coreprobe.go), on
+// the calls' own OS thread, tells the calls made on a quiet core,
+// against the fastest probe of the run or probeRef.
+func timeDecoder(ds *dataset, fn decodeFunc, minCPU time.Duration, minIters int, probeRef time.Duration) (*measurement, error) {
 	m, err := firstCall(ds, fn)
 	if err != nil {
 		return nil, err
 	}
 	var t callTimes
-	for m.Iters < minIters || t.cpu < minCPU {
-		c, w, err := timedCall(fn)
-		if err != nil {
-			return nil, err
+	var probes callProbes
+	lockedThread(func() {
+		probes.probes = append(probes.probes, coreProbe())
+		for m.Iters < minIters || t.cpu < minCPU {
+			var c, w time.Duration
+			if c, w, err = timedCall(fn); err != nil {
+				return
+			}
+			t.add(m, c, w)
+			probes.cpu = append(probes.cpu, c)
+			probes.probes = append(probes.probes, coreProbe())
 		}
-		t.add(m, c, w)
+	})
+	if err != nil {
+		return nil, err
 	}
 	t.finish(m)
+	quiet, quietCPU := probes.quiet(probeRef)
+	m.QuietIters, m.QuietCPUSec = quiet, quietCPU.Seconds()
+	m.FastestProbeNs = int64(slices.Min(probes.probes))
 	return m, nil
 }
 

@@ -67,7 +67,14 @@ func summarize(w io.Writer, results []result, skipped map[string]string) {
 		// the host's other load moved it.
 		fastest := ""
 		if f := ours.fastestMBPerCPUSec(); f > 0 {
-			fastest = fmt.Sprintf(" (fastest call %.1f)", f)
+			fastest = fmt.Sprintf(" (fastest call %.1f", f)
+			switch {
+			case ours.QuietIters > 0:
+				fastest += fmt.Sprintf("; %d calls on a quiet core %.1f", ours.QuietIters, ours.quietMBPerCPUSec())
+			case ours.FastestProbeNs > 0:
+				fastest += "; no call on a quiet core"
+			}
+			fastest += ")"
 		}
 		switch factor := float64(ours.OutBytes) / float64(ours.Bytes); {
 		case ds == "flat":
