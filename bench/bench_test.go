@@ -461,7 +461,8 @@ func TestExampleDatasets(t *testing.T) {
 
 // TestMedianOfRounds checks how -rounds combines a decoder's rounds: the
 // median MB per CPU-second and the median MB per wall-second, each on
-// its own, the fastest call of any round and the highest peak RSS.
+// its own, the fastest call of any round, the highest peak RSS, and
+// every round's quiet calls and fastest core probe.
 func TestMedianOfRounds(t *testing.T) {
 	round := func(cpu, wall float64, rss int64) *measurement {
 		return &measurement{Bytes: 1e6, Iters: 10, CPUSec: cpu, WallSec: wall, PeakRSS: rss, FastestCallCPUSec: cpu / 20,
@@ -470,6 +471,9 @@ func TestMedianOfRounds(t *testing.T) {
 	m := median([]*measurement{round(2, 1, 5), round(1, 4, 9), round(4, 2, 7)})
 	if got := m.quietMBPerCPUSec(); m.QuietIters != 6 || math.Abs(got-6/(7.0/8)) > 1e-9 { // 6 quiet calls of 1 MB in 7/8 s
 		t.Errorf("quiet calls %d at %v MB/cpu-s, want every round's: 6 at %v", m.QuietIters, got, 6/(7.0/8))
+	}
+	if m.FastestProbeNs != 1000 {
+		t.Errorf("fastest probe %d ns, want the fastest round's, 1000", m.FastestProbeNs)
 	}
 	if got := m.fastestMBPerCPUSec(); math.Abs(got-20) > 1e-9 { // fastest calls 0.1, 0.05, 0.2 s of 1 MB
 		t.Errorf("fastest call %v MB/cpu-s, want 20", got)
