@@ -20,7 +20,10 @@
 // Parquet bytes are untrusted input: a corrupt file returns ErrCorrupt
 // naming the row group (and its rows) and the column. pqarrow decodes on
 // goroutines of its own and allocates what headers claim, so before it
-// runs, Read checks the footer against the file (every column chunk's
+// runs, Read walks the footer's Thrift encoding (footer.go: no list, map
+// or string may claim more than the bytes after it, since arrow-go
+// reserves what a list claims before reading it), checks the footer
+// against the file (every column chunk's
 // range inside it) and verifies the stored Arrow schema message
 // (starrow.ValidateIPC); a panic that still escapes the decoder on the
 // calling goroutine is reported as ErrCorrupt. The footer's row counts are

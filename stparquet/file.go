@@ -43,6 +43,9 @@ func Open(r io.ReaderAt, size int64, opts ReadOptions) (f *File, err error) {
 	if size < 0 {
 		return nil, fmt.Errorf("%w: %sfile size %d", ErrCorrupt, prefix(opts.Name), size)
 	}
+	if err := readFooter(r, size); err != nil {
+		return nil, fmt.Errorf("%w: %s%w", ErrCorrupt, prefix(opts.Name), err)
+	}
 	pf, err := file.NewParquetReader(io.NewSectionReader(r, 0, size))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s%w", ErrCorrupt, prefix(opts.Name), err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -120,6 +121,74 @@ func FuzzParquetFooter(f *testing.F) {
 		}
 		if used > 256<<20 {
 			t.Fatalf("a %d-byte file made Read allocate %d bytes (err %v)", len(file), used, err)
+		}
+	})
+}
+
+// TestCheckFooter walks hand-made compact-protocol encodings: each claim
+// larger than the bytes after it is an error naming where it was read;
+// the footers of files this package writes pass.
+func TestCheckFooter(t *testing.T) {
+	data := writeBytes(t, recipes(t))
+	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	if err := checkFooter(data[len(data)-8-n : len(data)-8]); err != nil {
+		t.Fatalf("a written file's footer: %v", err)
+	}
+	deep := bytes.Repeat([]byte{0x1c}, maxFooterNesting+1) // field 1, struct, nested
+	tests := []struct {
+		name string
+		in   []byte
+		at   string // "byte N" in the error; "" when it passes
+	}{
+		{"empty struct", []byte{0x00}, ""},
+		{"bytes after the struct are not read", []byte{0x00, 0xff, 0xff}, ""},
+		{"i32 field, binary field", []byte{0x15, 0x02, 0x18, 0x02, 'a', 'b', 0x00}, ""},
+		{"bool fields carry their value in the header", []byte{0x11, 0x12, 0x00}, ""},
+		{"list of three i32s", []byte{0x19, 0x35, 0x02, 0x04, 0x06, 0x00}, ""},
+		{"list with its size in a varint, 16 i32s in 1 byte", []byte{0x19, 0xf5, 0x10, 0x00}, "byte 1"},
+		{"list of structs claiming 2^20", []byte{0x19, 0xfc, 0x80, 0x80, 0x40, 0x00}, "byte 1"},
+		{"list of doubles claiming 2 in 8 bytes", append([]byte{0x19, 0x27}, make([]byte, 8)...), "byte 1"},
+		{"string past the end", []byte{0x18, 0x05, 'a', 'b'}, "byte 1"},
+		{"map of 2^30 entries", []byte{0x1b, 0x80, 0x80, 0x80, 0x80, 0x04, 0x88, 0x00}, "byte 1"},
+		{"map of an unknown type", []byte{0x1b, 0x01, 0x8e, 0x02, 0x00}, "byte 1"},
+		{"map of one entry", []byte{0x1b, 0x01, 0x85, 0x01, 'k', 0x02, 0x00}, ""},
+		{"field of an unknown type", []byte{0x1d, 0x00}, "byte 0"},
+		{"truncated", []byte{0x15}, "byte 1"},
+		{"no stop", []byte{0x15, 0x02}, "byte 2"},
+		{"long field id", []byte{0x05, 0x80, 0x01, 0x02, 0x00}, ""},
+		{"nested too deep", deep, fmt.Sprintf("byte %d", maxFooterNesting)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkFooter(tc.in)
+			if tc.at == "" {
+				if err != nil {
+					t.Fatalf("checkFooter: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, errFooterEncoding) || !strings.Contains(err.Error(), tc.at+" of the footer") {
+				t.Fatalf("checkFooter = %v, want an error at %s", err, tc.at)
+			}
+		})
+	}
+}
+
+// FuzzCheckFooter: any bytes give nil or an error wrapping
+// errFooterEncoding, never a panic, and the walk allocates nothing that
+// grows with a claim.
+func FuzzCheckFooter(f *testing.F) {
+	data := writeBytes(f, recipes(f))
+	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	f.Add(data[len(data)-8-n : len(data)-8])
+	f.Add([]byte{0x19, 0xfc, 0x80, 0x80, 0x40, 0x00})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var err error
+		if used := allocated(func() { err = checkFooter(b) }); used > 64<<10 {
+			t.Fatalf("checking %d bytes allocated %d", len(b), used)
+		}
+		if err != nil && !errors.Is(err, errFooterEncoding) {
+			t.Fatalf("error wraps no sentinel: %v", err)
 		}
 	})
 }
