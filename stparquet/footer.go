@@ -44,7 +44,9 @@ var errFooterEncoding = errors.New("footer encoding")
 // readFooter reads the footer of the Parquet file in r's first size
 // bytes, its length checked against size, and checks its encoding
 // (checkFooter). An encrypted footer ("PARE") is left to arrow-go, which
-// rejects it without the keys. It allocates at most the footer's length.
+// rejects it without the keys. It allocates at most the footer's length;
+// arrow-go reads the footer again (a second read of a few kilobytes,
+// against a decoder of its own that cannot be told to check first).
 func readFooter(r io.ReaderAt, size int64) error {
 	if size < 12 {
 		return nil // arrow-go names a file too small
@@ -133,11 +135,11 @@ func minBytes(t byte) int {
 	return 0
 }
 
-// claim checks that n values of at least each bytes each fit in what is
-// left; start is where the claim was read.
+// claim checks that n values of at least each (> 0) bytes each fit in
+// what is left; start is where the claim was read.
 func (w *thriftWalker) claim(start int, n uint64, each int, what string) bool {
 	left := uint64(len(w.b) - min(w.at, len(w.b)))
-	if each <= 0 || n > left/uint64(each) {
+	if n > left/uint64(each) {
 		w.fail(start, "%s of %d claims more than the %d bytes left", what, n, left)
 		return false
 	}
@@ -175,7 +177,14 @@ func (w *thriftWalker) value(t byte, depth int) {
 		if n == 15 {
 			n = w.varint()
 		}
-		if w.err != nil || !w.claim(start, n, minBytes(et), "list") {
+		if w.err != nil || n == 0 {
+			return
+		}
+		if minBytes(et) == 0 {
+			w.fail(start, "list of unknown type %d", et)
+			return
+		}
+		if !w.claim(start, n, minBytes(et), "list") {
 			return
 		}
 		for range n {

@@ -151,6 +151,8 @@ func TestCheckFooter(t *testing.T) {
 		{"string past the end", []byte{0x18, 0x05, 'a', 'b'}, "byte 1"},
 		{"map of 2^30 entries", []byte{0x1b, 0x80, 0x80, 0x80, 0x80, 0x04, 0x88, 0x00}, "byte 1"},
 		{"map of an unknown type", []byte{0x1b, 0x01, 0x8e, 0x02, 0x00}, "byte 1"},
+		{"empty list of an unknown type", []byte{0x19, 0x0e, 0x00}, ""},
+		{"list of an unknown type", []byte{0x19, 0x1e, 0x00, 0x00}, "byte 1"},
 		{"map of one entry", []byte{0x1b, 0x01, 0x85, 0x01, 'k', 0x02, 0x00}, ""},
 		{"field of an unknown type", []byte{0x1d, 0x00}, "byte 0"},
 		{"truncated", []byte{0x15}, "byte 1"},
