@@ -437,6 +437,11 @@ func TestBadInput(t *testing.T) {
 		{"unterminated unknown group", p3Msg, CompileOptions{}, nil, []wire{wire{}.raw(0xa3, 0x06, 0x08, 0x01)}, ErrMalformed, 0, 0, `field number 100 of "" (not in the schema)`},
 		{"recursion past the default limit", nodeMsg, CompileOptions{}, []string{strings.Repeat("left.", 101) + "value"}, []wire{deep(101)}, ErrDepth, 0, 238, `"left`},
 		{"recursion past a set limit", nodeMsg, CompileOptions{MaxDepth: 3}, []string{"left.left.left.left.value"}, []wire{deep(2), deep(4)}, ErrDepth, 1, 6, `"left`},
+		// An unknown group nests one deeper than the message holding it:
+		// at the limit's depth, that is past it; one above, record 0
+		// decodes and the error is record 1's.
+		{"unknown group past a set limit", nodeMsg, CompileOptions{MaxDepth: 2}, []string{"left.left.value"}, []wire{wire{}.bytes(4, wire{}.bytes(4, wire{}.raw(0xa3, 0x06, 0xa4, 0x06)))}, ErrDepth, 0, 4, `left.left`},
+		{"unknown group within a set limit", nodeMsg, CompileOptions{MaxDepth: 3}, []string{"left.left.value"}, []wire{wire{}.bytes(4, wire{}.bytes(4, wire{}.raw(0xa3, 0x06, 0xa4, 0x06))), wire{}.raw(0x08)}, ErrMalformed, 1, 0, ``},
 		{"invalid UTF-8 in a proto3 string", p3Msg, CompileOptions{}, nil, []wire{wire{}.str(24, "ok").str(24, "\xff")}, ErrUTF8, 0, 5, `"words"`},
 		{"invalid UTF-8 in a map key", p3Msg, CompileOptions{}, nil, []wire{wire{}.bytes(17, wire{}.str(1, "\xc0\x80"))}, ErrUTF8, 0, 3, `"counts.key"`},
 	}

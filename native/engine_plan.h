@@ -88,21 +88,27 @@ struct alignas(16) FieldKey {
   uint8_t type = 0;
   uint8_t mode = 0;
   uint8_t wire = 0;
-  uint8_t bits = 0;  // kKeyMessage, kKeyUTF8, kKeyOneof
-  enum : uint8_t { kKeyMessage = 1, kKeyUTF8 = 2, kKeyOneof = 4 };
+  // kKeyMessage, kKeyUTF8, kKeyOneof; of a message field, whether its
+  // child node has singular slots (kKeyChildSingular) and lies deeper than
+  // the plan's limit (kKeyTooDeep).
+  uint8_t bits = 0;
+  enum : uint8_t { kKeyMessage = 1, kKeyUTF8 = 2, kKeyOneof = 4, kKeyChildSingular = 8, kKeyTooDeep = 16 };
 
   bool message() const { return bits & kKeyMessage; }
   bool validate_utf8() const { return bits & kKeyUTF8; }
   bool oneof() const { return bits & kKeyOneof; }
+  bool child_singular() const { return bits & kKeyChildSingular; }
+  bool too_deep() const { return bits & kKeyTooDeep; }
 
-  static FieldKey of(const FieldPlan& f, int32_t index, int32_t node) {
+  static FieldKey of(const FieldPlan& f, int32_t index, int32_t node, bool child_singular, bool too_deep) {
     FieldKey k;
     k.field = index;
     k.child_offset = f.message ? f.child - node : 0;
     k.type = f.type;
     k.mode = f.mode;
     k.wire = f.wire;
-    k.bits = uint8_t((f.message ? kKeyMessage : 0) | (f.validate_utf8 ? kKeyUTF8 : 0) | (f.oneof ? kKeyOneof : 0));
+    k.bits = uint8_t((f.message ? kKeyMessage : 0) | (f.validate_utf8 ? kKeyUTF8 : 0) | (f.oneof ? kKeyOneof : 0) |
+                     (child_singular ? kKeyChildSingular : 0) | (too_deep ? kKeyTooDeep : 0));
     return k;
   }
   bool operator==(const FieldKey& o) const {
@@ -172,6 +178,7 @@ struct NodePlan {
   std::vector<int32_t> implicit_scalars;     // fields: defaults filled in bulk
   std::vector<std::vector<int32_t>> oneofs;
   int32_t parent = -1;
+  int32_t depth = 0;  // nesting: the root 0, a child one more than its parent (kKeyTooDeep)
 
   int32_t lookup(uint64_t num) const {
     if (num < dense.size()) return dense[num];
@@ -394,6 +401,7 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
         NodePlan& child = plan->nodes[size_t(target)];
         if (child.parent >= 0) PLAN_FAIL("plan: field %s: child node used twice", f.cold->path.c_str());
         child.parent = int32_t(ni);
+        child.depth = node.depth + 1;
         f.child = int32_t(target);
       } else {
         if (target >= ncols || col_used[size_t(target)]) PLAN_FAIL("plan: field %s: bad or reused column", f.cold->path.c_str());
@@ -423,10 +431,32 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
     node.dense.assign(max_dense + 1, -1);
     node.slot_base = plan->nslots;
     plan->nslots += int32_t(node.fields.size());
+    for (size_t i = 0; i < node.fields.size(); i++) {
+      const FieldPlan& f = node.fields[i];
+      if (f.mode == M_IMPLICIT && !f.message) {
+        node.implicit_scalars.push_back(int32_t(i));
+      } else if (f.mode <= M_IMPLICIT) {
+        node.singular_slots.push_back({f.message ? f.child : node.slot_base + int32_t(i), int32_t(i), f.message});
+      } else {
+        node.list_slots.push_back({f.partition, f.message ? f.child : f.column, f.message});
+      }
+      if (f.oneof) {
+        if (f.mode != M_OPTIONAL) PLAN_FAIL("plan: field %s: oneof member without presence", f.cold->path.c_str());
+        if (node.oneofs.size() < f.oneof) node.oneofs.resize(f.oneof);
+        node.oneofs[f.oneof - 1].push_back(int32_t(i));
+      }
+    }
+  }
+  if (r.p != r.end) PLAN_FAIL("plan: %lld trailing bytes", (long long)(r.end - r.p));
+  // The tag tables, once every node is read: a message field's key says
+  // whether its child (a later node) has singular slots (end_element).
+  for (uint64_t ni = 0; ni < nnodes; ni++) {
+    NodePlan& node = plan->nodes[size_t(ni)];
     std::unique_ptr<TagTable> tags(new TagTable);
     for (size_t i = 0; i < node.fields.size(); i++) {
       const FieldPlan& f = node.fields[i];
-      const FieldKey key = FieldKey::of(f, int32_t(i), int32_t(ni));
+      const FieldKey key = FieldKey::of(f, int32_t(i), int32_t(ni), f.message && !plan->nodes[size_t(f.child)].singular_slots.empty(),
+                                           f.message && uint32_t(node.depth + 1) > plan->max_depth);
       tags->keys.push_back(key);
       if (f.number < kDenseLimit) {
         if (node.dense[f.number] >= 0) PLAN_FAIL("plan: field %s: duplicate number", f.cold->path.c_str());
@@ -445,18 +475,6 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
         }
       } else {
         node.sparse.emplace_back(f.number, int32_t(i));
-      }
-      if (f.mode == M_IMPLICIT && !f.message) {
-        node.implicit_scalars.push_back(int32_t(i));
-      } else if (f.mode <= M_IMPLICIT) {
-        node.singular_slots.push_back({f.message ? f.child : node.slot_base + int32_t(i), int32_t(i), f.message});
-      } else {
-        node.list_slots.push_back({f.partition, f.message ? f.child : f.column, f.message});
-      }
-      if (f.oneof) {
-        if (f.mode != M_OPTIONAL) PLAN_FAIL("plan: field %s: oneof member without presence", f.cold->path.c_str());
-        if (node.oneofs.size() < f.oneof) node.oneofs.resize(f.oneof);
-        node.oneofs[f.oneof - 1].push_back(int32_t(i));
       }
     }
     // An equal table already made is shared (tag_index: by hash).
@@ -483,7 +501,6 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
       if (node.sparse[i].first == node.sparse[i - 1].first) PLAN_FAIL("plan: node %s: duplicate field number", node.path.c_str());
     }
   }
-  if (r.p != r.end) PLAN_FAIL("plan: %lld trailing bytes", (long long)(r.end - r.p));
   for (size_t i = 1; i < plan->nodes.size(); i++) {
     if (plan->nodes[i].parent < 0) PLAN_FAIL("plan: node %zu is not used by any field", i);
   }

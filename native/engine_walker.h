@@ -479,10 +479,10 @@ struct alignas(64) Decoder {
   // holds no value of f yet, and a singular f needs no check for one to
   // replace (the common case of a sparse field: it lags).
   // Root: how f's splits are written when node is the root (RootSplits):
-  // f is then one of the records' own list fields.
+  // f is then one of the records' own list fields. idx is counts[node],
+  // the current element's index (parse_message reads it once).
   template <RootSplits Root>
-  __attribute__((always_inline)) inline bool catch_up(const FieldKey& k, const NodePlan& np, Slot& s, int32_t node) {
-    const int64_t idx = counts[size_t(node)];
+  __attribute__((always_inline)) inline bool catch_up(const FieldKey& k, const NodePlan& np, Slot& s, int32_t node, int64_t idx) {
     if (k.mode >= M_OPTIONAL) {
       Buf& sp = s.part;
       const size_t want = size_t(idx + 1) * 8;
@@ -946,9 +946,17 @@ struct alignas(64) Decoder {
   // Root: how the splits of the records' own list fields are written
   // (RootSplits) when node is the root; nested nodes' from 0, or from
   // their split_base when placed by record (place_exact_part).
-  template <RootSplits Root = kRootPlain>
-  const uint8_t* parse_message(int32_t node, const uint8_t* p, const uint8_t* end, int depth, uint64_t group) {
+  // InGroup: node is a group's, ended by its end-group tag (group's
+  // number); a length-delimited message's walk ignores group and keeps
+  // no register or stack slot for it (2.5% of the instructions on
+  // tf.Examples, a call per submessage).
+  template <RootSplits Root = kRootPlain, bool InGroup = false>
+  const uint8_t* parse_message(int32_t node, const uint8_t* p, const uint8_t* end, uint64_t group) {
+    if (!InGroup) group = 0;  // a constant: no field number is 0
     const NodePlan& np = plan->nodes[size_t(node)];
+    // The element's index moves only when it ends (its parent's
+    // end_element): read once, not at each field.
+    const int64_t elem = counts[size_t(node)];
     while (p < end) {
       // Read through np at each field rather than kept in registers: the
       // loop has few to spare (on recipe records, +5% instructions).
@@ -991,7 +999,7 @@ struct alignas(64) Decoder {
       if (wt > W_I32) return fail(ST_ERR_MALFORMED, fs, "invalid wire type", np.path);
       const int32_t fi = np.lookup(num);
       if (fi < 0) {
-        p = skip_field(p, end, wt, num, depth, fs, np);
+        p = skip_field(p, end, wt, num, np.depth, fs, np);
         if (!p) return nullptr;
         continue;
       }
@@ -1002,11 +1010,11 @@ struct alignas(64) Decoder {
       // errors, defaults and oneofs need.
       const FieldKey& k = *key;
       Slot& s = slots[size_t(np.slot_base + k.field)];
-      const bool fresh = catch_up<Root>(k, np, s, node);
+      const bool fresh = catch_up<Root>(k, np, s, node, elem);
       if (k.oneof()) {
         const FieldPlan& f = np.fields[size_t(k.field)];
         OneofMark& m = oneof_marks[size_t(f.oneof_id)];
-        int64_t e = counts[size_t(node)];
+        const int64_t e = elem;
         if (m.element == e && m.member != f.number) clear_oneof(node, np, f);
         m.element = e;
         m.member = f.number;
@@ -1048,11 +1056,13 @@ struct alignas(64) Decoder {
         default:  // parse_plan admits no other type
           __builtin_unreachable();
         case T_MESSAGE: case T_GROUP: {
-          if (uint32_t(depth + 1) > plan->max_depth) return fail_field(ST_ERR_DEPTH, fs, "nesting deeper than the limit", np, k);
+          // Nesting is the child's depth in the plan (a tree), checked
+          // against the limit when the plan was read.
+          if (k.too_deep()) return fail_field(ST_ERR_DEPTH, fs, "nesting deeper than the limit", np, k);
           const int32_t child = node + k.child_offset;
           if (!fresh && k.mode != M_REPEATED && counts[size_t(child)] > singular_key(k, s, node)) reopen(child);
           if (k.type == T_GROUP) {
-            p = parse_message(child, p, end, depth + 1, np.fields[size_t(k.field)].number);
+            p = parse_message<kRootPlain, true>(child, p, end, np.fields[size_t(k.field)].number);
             if (!p) return nullptr;
             if (!end_element(child, fs)) return nullptr;
           } else {
@@ -1060,8 +1070,14 @@ struct alignas(64) Decoder {
             p = read_varint_lim(p, end, rec_end, &len);
             if (!p || len > uint64_t(end - p)) return fail_field(ST_ERR_MALFORMED, fs, "length past the end", np, k);
             const uint8_t* q = p + len;
-            if (!parse_message(child, p, q, depth + 1, 0)) return nullptr;
-            if (!end_element(child, fs)) return nullptr;
+            if (!parse_message(child, p, q, 0)) return nullptr;
+            // A child with no singular slots has nothing to check at its
+            // end (the key says so: no load of its NodePlan).
+            if (k.child_singular()) {
+              if (!end_element(child, fs)) return nullptr;
+            } else {
+              counts[size_t(child)]++;
+            }
             p = q;
           }
           break;
@@ -1069,7 +1085,7 @@ struct alignas(64) Decoder {
       }
       if (!p) return nullptr;
     }
-    if (group) return fail(ST_ERR_MALFORMED, end, "group not terminated", np.path);
+    if (InGroup) return fail(ST_ERR_MALFORMED, end, "group not terminated", np.path);
     return p;
   }
 
@@ -1220,7 +1236,7 @@ struct alignas(64) Decoder {
       rec_start = rec;
       rec_end = rec + len;
       constexpr RootSplits root = Mode == kBased ? kRootBased : Mode == kDeferring ? kRootDeferred : kRootPlain;
-      if (!parse_message<root>(0, rec, rec + len, 0, 0) || !end_element(0, rec + len)) {
+      if (!parse_message<root>(0, rec, rec + len, 0) || !end_element(0, rec + len)) {
         err_record = i;
         return;
       }
