@@ -143,6 +143,14 @@ func TestSemantics(t *testing.T) {
 			bytes(25, []byte{5, 0, 0, 0, 6, 0, 0, 0}).fixed32(25, 7)},
 		want: []any{map[string]any{"packed_i64": []any{int64(1), int64(2), int64(3), int64(4)}, "fixed": []any{uint32(5), uint32(6), uint32(7)}}},
 	}, {
+		// Three-byte tags miss the tag tables: the general path finds the
+		// field and tells its packed form from its own wire type.
+		name:    "packed and unpacked runs under overlong tags",
+		message: p3Msg, paths: []string{"packed_i64", "fixed"},
+		records: []wire{wire{}.raw(0xb0, 0x81, 0x00, 1).raw(0xb2, 0x81, 0x00, 2).raw(packedVarints(2, 3)...).
+			raw(0xca, 0x81, 0x00, 8, 5, 0, 0, 0, 6, 0, 0, 0).raw(0xcd, 0x81, 0x00, 7, 0, 0, 0)},
+		want: []any{map[string]any{"packed_i64": []any{int64(1), int64(2), int64(3)}, "fixed": []any{uint32(5), uint32(6), uint32(7)}}},
+	}, {
 		name:    "a oneof keeps its last member",
 		message: p3Msg, paths: []string{"choice_int", "choice_text", "choice_sub"},
 		records: []wire{

@@ -99,6 +99,16 @@ struct alignas(16) FieldKey {
   bool oneof() const { return bits & kKeyOneof; }
   bool child_singular() const { return bits & kKeyChildSingular; }
   bool too_deep() const { return bits & kKeyTooDeep; }
+  // kPacked marks, in type, the key of a repeated scalar's packed form
+  // (wire type W_LEN) in the tag tables: the walk's switch on type tells
+  // it apart with no test of the wire type.
+  static constexpr uint8_t kPacked = 0x20;
+  bool packable() const { return mode == M_REPEATED && !message() && type != T_STRING && type != T_BYTES; }
+  FieldKey as_packed() const {
+    FieldKey k = *this;
+    k.type |= kPacked;
+    return k;
+  }
 
   static FieldKey of(const FieldPlan& f, int32_t index, int32_t node, bool child_singular, bool too_deep) {
     FieldKey k;
@@ -125,7 +135,8 @@ static_assert(sizeof(FieldKey) == 16, "a FieldKey is 16 bytes, four to a cache l
 struct TagTable {
   std::vector<FieldKey> keys;  // keys[i]: NodePlan::fields[i]'s
   // One-byte tag -> the key of the field when the wire type is the
-  // field's own (or packed); else a key with field -1.
+  // field's own, or its packed form's (FieldKey::as_packed); else a key
+  // with field -1.
   FieldKey by_tag[128];
   // The same for two-byte tags (fields 16..2047), indexed by the tag's
   // value, up to the node's highest such field: wide messages' fields are
@@ -463,15 +474,15 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
         node.dense[f.number] = int32_t(i);
         // The tag tables hold a field's own wire type and, for a repeated
         // scalar, the packed form (W_LEN), which the walker tells apart.
-        const bool packable = f.mode == M_REPEATED && !f.message && f.dtype != ST_STRING;
+        const bool packable = key.packable();
         if (f.number < 16) {
           tags->by_tag[(f.number << 3) | f.wire] = key;
-          if (packable) tags->by_tag[(f.number << 3) | W_LEN] = key;
+          if (packable) tags->by_tag[(f.number << 3) | W_LEN] = key.as_packed();
         } else if (f.number < kTwoByteTagLimit) {
           const size_t t = size_t(f.number) << 3;
           if (tags->by_tag2.size() <= t) tags->by_tag2.resize(t + 8);
           tags->by_tag2[t | f.wire] = key;
-          if (packable) tags->by_tag2[t | W_LEN] = key;
+          if (packable) tags->by_tag2[t | W_LEN] = key.as_packed();
         }
       } else {
         node.sparse.emplace_back(f.number, int32_t(i));

@@ -902,7 +902,7 @@ struct alignas(64) Decoder {
   // none of their instructions changed; padded back, or with this, they
   // were as fast as before.
   __attribute__((aligned(4096))) const uint8_t* packed(const FieldKey& k, Slot& s, const NodePlan& np, const uint8_t* p, const uint8_t* q, const uint8_t* fs) {
-    switch (k.type) {
+    switch (k.type & ~FieldKey::kPacked) {
       case T_INT64: case T_UINT64: return packed_varints<VecU64>(k, s, np, p, q, fs, as_u64);
       case T_INT32: case T_UINT32: case T_ENUM: return packed_varints<VecU32>(k, s, np, p, q, fs, as_u32);
       case T_SINT32: return packed_varints<VecZigzag32>(k, s, np, p, q, fs, zigzag32);
@@ -957,29 +957,29 @@ struct alignas(64) Decoder {
     // The element's index moves only when it ends (its parent's
     // end_element): read once, not at each field.
     const int64_t elem = counts[size_t(node)];
+    FieldKey packed_key;  // a packed form found by the general path
     while (p < end) {
       // Read through np at each field rather than kept in registers: the
       // loop has few to spare (on recipe records, +5% instructions).
       const TagTable& tags = *np.tags;
       const uint8_t* fs = p;
       const FieldKey* key;
-      uint32_t wt;  // the field number, where a group needs it, is its FieldPlan's
       // Fast path: a one-byte tag (fields 1..15), or a two-byte one
       // (16..2047), of a projected field with its own wire type (or a
       // repeated scalar's packed form), resolved by one table load, of
-      // the field's key itself. Anything else (other fields, other wire
-      // types, longer or malformed tags) takes the general path.
+      // the field's key itself, whose type says which (kPacked). Anything
+      // else (other fields, other wire types, longer or malformed tags)
+      // takes the general path, which checks the wire type against the
+      // key's.
       if (*p < 0x80) {
         key = &tags.by_tag[*p];
         if (key->field >= 0) {
-          wt = *p & 7;
           p++;
           goto field;
         }
       } else if (end - p >= 2 && p[1] < 0x80) {
         const uint32_t t = (uint32_t(*p) & 0x7f) | (uint32_t(p[1]) << 7);
         if (t < tags.by_tag2.size() && (key = &tags.by_tag2[t])->field >= 0) {
-          wt = t & 7;
           p += 2;
           goto field;
         }
@@ -991,7 +991,7 @@ struct alignas(64) Decoder {
       if (!p) return fail(ST_ERR_MALFORMED, fs, varint_failure(start, end, true), np.path);
       if ((tag >> 3) == 0 || (tag >> 3) > kMaxFieldNumber) return fail(ST_ERR_MALFORMED, fs, "invalid field number", np.path);
       const uint64_t num = tag >> 3;
-      wt = uint32_t(tag & 7);
+      const uint32_t wt = uint32_t(tag & 7);
       if (wt == W_EGROUP) {
         if (group == num) return p;
         return fail(ST_ERR_MALFORMED, fs, "unexpected end-group tag", np.path);
@@ -1004,6 +1004,13 @@ struct alignas(64) Decoder {
         continue;
       }
       key = &tags.keys[size_t(fi)];
+      if (wt != key->wire) {
+        if (wt != W_LEN || !key->packable()) {
+          return fail_field(ST_ERR_WIRE_TYPE, fs, "wrong wire type", np, *key);
+        }
+        packed_key = key->as_packed();  // as the tag tables hold it
+        key = &packed_key;
+      }
       }
     field:
       // k is what each occurrence reads; its FieldPlan, only what
@@ -1019,8 +1026,12 @@ struct alignas(64) Decoder {
         m.element = e;
         m.member = f.number;
       }
-      if (wt != k.wire) {
-        if (wt == W_LEN && k.mode == M_REPEATED && !k.message() && k.type != T_STRING && k.type != T_BYTES) {
+      switch (k.type) {
+        case T_DOUBLE | FieldKey::kPacked: case T_FLOAT | FieldKey::kPacked: case T_INT64 | FieldKey::kPacked:
+        case T_UINT64 | FieldKey::kPacked: case T_INT32 | FieldKey::kPacked: case T_FIXED64 | FieldKey::kPacked:
+        case T_FIXED32 | FieldKey::kPacked: case T_BOOL | FieldKey::kPacked: case T_UINT32 | FieldKey::kPacked:
+        case T_ENUM | FieldKey::kPacked: case T_SFIXED32 | FieldKey::kPacked: case T_SFIXED64 | FieldKey::kPacked:
+        case T_SINT32 | FieldKey::kPacked: case T_SINT64 | FieldKey::kPacked: {
           uint64_t len;
           p = read_varint_lim(p, end, rec_end, &len);
           if (!p || len > uint64_t(end - p)) return fail_field(ST_ERR_MALFORMED, fs, "length past the end", np, k);
@@ -1028,9 +1039,6 @@ struct alignas(64) Decoder {
           if (!p) return nullptr;
           continue;
         }
-        return fail_field(ST_ERR_WIRE_TYPE, fs, "wrong wire type", np, k);
-      }
-      switch (k.type) {
         case T_INT64: case T_UINT64: p = varint_field<uint64_t>(k, np, s, node, fresh, p, end, fs, as_u64); break;
         case T_INT32: case T_UINT32: case T_ENUM: p = varint_field<uint32_t>(k, np, s, node, fresh, p, end, fs, as_u32); break;
         case T_SINT32: p = varint_field<int32_t>(k, np, s, node, fresh, p, end, fs, zigzag32); break;
