@@ -462,51 +462,65 @@ func FuzzFromJSON(f *testing.F) {
 		if err == nil {
 			checkJSONRoundTrip(t, v)
 		}
-		if !utf8.Valid(data) || (err != nil && strings.Contains(err.Error(), "appears twice")) {
-			return // encoding/json rewrites bad UTF-8 and keeps the last of duplicate keys
+		inOrder, unique := objectKeys(data)
+		if !unique && err == nil {
+			t.Fatalf("FromJSON accepted %q, whose object repeats a key", data)
+		}
+		if !utf8.Valid(data) || !unique {
+			// encoding/json rewrites bad UTF-8 and keeps the last of
+			// duplicate keys; FromJSON fails at the second, or at an error
+			// in a value before it (a bad value the later key replaces).
+			return
 		}
 		std, stdErr := decodeStd(data)
 		if stdErr != nil || !json.Valid(data) {
 			return
 		}
 		want, wantErr := FromValue(std)
-		if err != nil && wantErr != nil && !keysInOrder(data) {
+		if err != nil && wantErr != nil && !inOrder {
 			return // both fail; with several errors each may meet a different one first
 		}
 		sameOutcome(t, "FromJSON vs FromValue", v, err, want, wantErr)
 	})
 }
 
-// keysInOrder reports whether the keys of every object in the valid JSON
-// text b come in sort.Strings order. FromJSON reads keys in document order
-// and FromValue visits a map's keys sorted, so only then do both meet the
-// same error first in an input with several ({"}": 1, "b": [[], 2]} has a
-// bad field name first in the text and a bad list first in key order).
-func keysInOrder(b []byte) bool {
+// objectKeys reports whether the keys of every object in the valid JSON
+// text b come in sort.Strings order, and whether no object repeats a key.
+// FromJSON reads keys in document order and FromValue visits a map's keys
+// sorted, so only in order do both meet the same error first in an input
+// with several ({"}": 1, "b": [[], 2]} has a bad field name first in the
+// text and a bad list first in key order).
+func objectKeys(b []byte) (inOrder, unique bool) {
 	type level struct {
-		object, wantKey, seen bool
-		last                  string
+		object, wantKey bool
+		keys            map[string]bool
+		last            string
 	}
+	inOrder, unique = true, true
 	var stack []*level
 	dec := json.NewDecoder(bytes.NewReader(b))
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return true
+			return inOrder, unique
 		}
 		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
 			if k, ok := tok.(string); ok {
 				top := stack[n-1]
-				if top.seen && k < top.last {
-					return false
+				if len(top.keys) > 0 && k < top.last {
+					inOrder = false
 				}
-				top.last, top.seen, top.wantKey = k, true, false
+				if top.keys[k] {
+					unique = false
+				}
+				top.keys[k] = true
+				top.last, top.wantKey = k, false
 				continue
 			}
 		}
 		switch tok {
 		case json.Delim('{'):
-			stack = append(stack, &level{object: true, wantKey: true})
+			stack = append(stack, &level{object: true, wantKey: true, keys: map[string]bool{}})
 			continue
 		case json.Delim('['):
 			stack = append(stack, &level{})
