@@ -150,6 +150,11 @@ struct alignas(64) Decoder {
     uint32_t member;
   };
   structtensor_engine::LineVector<OneofMark> oneof_marks;
+  // The packed form of a field that parse_message's general path found
+  // (a tag longer than the tables'): read until the run is stored, which
+  // walks no submessage. A member, not a local: a local would be
+  // initialised at every message's walk.
+  FieldKey packed_key;
   const volatile int32_t* cancel = nullptr;
   // The packed decoders' tier (packed_tier), read once a run rather than
   // at each packed field: a call (on tf.Examples 0.6% of the
@@ -453,6 +458,15 @@ struct alignas(64) Decoder {
   // Its list fields have no split for its end yet (catch_up writes
   // splits only up to the start of the current element).
   void reopen(int32_t node) { counts[size_t(node)]--; }
+
+  // open_child returns the child node of message field k (of an element
+  // of node), its last element made current again when k is singular and
+  // already holds one (a second occurrence merges into it).
+  __attribute__((always_inline)) inline int32_t open_child(const FieldKey& k, const Slot& s, int32_t node, bool fresh) {
+    const int32_t child = node + k.child_offset;
+    if (!fresh && k.mode != M_REPEATED && counts[size_t(child)] > singular_key(k, s, node)) reopen(child);
+    return child;
+  }
 
   __attribute__((always_inline)) inline bool end_element(int32_t node, const uint8_t* at) {
     const NodePlan& np = plan->nodes[size_t(node)];
@@ -957,7 +971,6 @@ struct alignas(64) Decoder {
     // The element's index moves only when it ends (its parent's
     // end_element): read once, not at each field.
     const int64_t elem = counts[size_t(node)];
-    FieldKey packed_key;  // a packed form found by the general path
     while (p < end) {
       // Read through np at each field rather than kept in registers: the
       // loop has few to spare (on recipe records, +5% instructions).
@@ -1063,31 +1076,33 @@ struct alignas(64) Decoder {
         }
         default:  // parse_plan admits no other type
           __builtin_unreachable();
-        case T_MESSAGE: case T_GROUP: {
-          // Nesting is the child's depth in the plan (a tree), checked
-          // against the limit when the plan was read.
+        // Nesting is the child's depth in the plan (a tree), checked
+        // against the limit when the plan was read. A group and a message
+        // take cases of their own: no test of the type for either.
+        case T_GROUP: {
           if (k.too_deep()) return fail_field(ST_ERR_DEPTH, fs, "nesting deeper than the limit", np, k);
-          const int32_t child = node + k.child_offset;
-          if (!fresh && k.mode != M_REPEATED && counts[size_t(child)] > singular_key(k, s, node)) reopen(child);
-          if (k.type == T_GROUP) {
-            p = parse_message<kRootPlain, true>(child, p, end, np.fields[size_t(k.field)].number);
-            if (!p) return nullptr;
+          const int32_t child = open_child(k, s, node, fresh);
+          p = parse_message<kRootPlain, true>(child, p, end, np.fields[size_t(k.field)].number);
+          if (!p) return nullptr;
+          if (!end_element(child, fs)) return nullptr;
+          break;
+        }
+        case T_MESSAGE: {
+          if (k.too_deep()) return fail_field(ST_ERR_DEPTH, fs, "nesting deeper than the limit", np, k);
+          const int32_t child = open_child(k, s, node, fresh);
+          uint64_t len;
+          p = read_varint_lim(p, end, rec_end, &len);
+          if (!p || len > uint64_t(end - p)) return fail_field(ST_ERR_MALFORMED, fs, "length past the end", np, k);
+          const uint8_t* q = p + len;
+          if (!parse_message(child, p, q, 0)) return nullptr;
+          // A child with no singular slots has nothing to check at its
+          // end (the key says so: no load of its NodePlan).
+          if (k.child_singular()) {
             if (!end_element(child, fs)) return nullptr;
           } else {
-            uint64_t len;
-            p = read_varint_lim(p, end, rec_end, &len);
-            if (!p || len > uint64_t(end - p)) return fail_field(ST_ERR_MALFORMED, fs, "length past the end", np, k);
-            const uint8_t* q = p + len;
-            if (!parse_message(child, p, q, 0)) return nullptr;
-            // A child with no singular slots has nothing to check at its
-            // end (the key says so: no load of its NodePlan).
-            if (k.child_singular()) {
-              if (!end_element(child, fs)) return nullptr;
-            } else {
-              counts[size_t(child)]++;
-            }
-            p = q;
+            counts[size_t(child)]++;
           }
+          p = q;
           break;
         }
       }
