@@ -57,7 +57,13 @@
 // bytes), not an index to its plan; nodes with equal keys (one message
 // type projected alike, wherever it occurs) share one table, since a key
 // names its child relative to its node and its outputs by field index in
-// the node's run of slots. A decoder keeps each field's outputs in a slot
+// the node's run of slots. A key also answers, for the walk, what it
+// would otherwise look up at each occurrence: a repeated scalar's packed
+// form has a key of its own (its type marked packed, so one switch on the
+// type dispatches every occurrence, with no test of the wire type);
+// a message field's key says whether its child has anything to check at
+// its end, and whether it lies past the nesting limit, which is the
+// child's depth in the plan (a tree), so the walk carries no depth. A decoder keeps each field's outputs in a slot
 // of 128 bytes: the row splits buffer of a list field, then the column's
 // count and values' buffer, in the slot's first cache line. callgrind on
 // sparse nested records (30 sections of one type, 20 optional fields
