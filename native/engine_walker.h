@@ -983,10 +983,17 @@ struct alignas(64) Decoder {
       // the field's key itself, whose type says which (kPacked). Anything
       // else (other fields, other wire types, longer or malformed tags)
       // takes the general path, which checks the wire type against the
-      // key's.
-      if (*p < 0x80) {
+      // key's. Marked likely, the one-byte case falls through to the
+      // field's handling instead of jumping out and back, two taken
+      // branches a field: on an Intel Xeon (model 207) the engine alone,
+      // cache-resident, pinned, eight alternating pairs, tf.Examples 566
+      // -> 589 MB per CPU-second and elwc 506 -> 546; the bench's 32 MB
+      // (ours-1t, eight pairs, median of the fastest calls) tfexample
+      // 493 -> 528, elwc 447 -> 498, recipe 650 -> 701, the rest the same
+      // or a little faster.
+      if (__builtin_expect(*p < 0x80, 1)) {
         key = &tags.by_tag[*p];
-        if (key->field >= 0) {
+        if (__builtin_expect(key->field >= 0, 1)) {
           p++;
           goto field;
         }
