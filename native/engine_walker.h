@@ -1041,9 +1041,8 @@ struct alignas(64) Decoder {
       if (k.oneof()) {
         const FieldPlan& f = np.fields[size_t(k.field)];
         OneofMark& m = oneof_marks[size_t(f.oneof_id)];
-        const int64_t e = elem;
-        if (m.element == e && m.member != f.number) clear_oneof(node, np, f);
-        m.element = e;
+        if (m.element == elem && m.member != f.number) clear_oneof(node, np, f);
+        m.element = elem;
         m.member = f.number;
       }
       switch (k.type) {
