@@ -117,7 +117,7 @@ func TestPackedVarintRuns(t *testing.T) {
 
 // TestPackedVarintRunErrors corrupts one value of a long packed run, at
 // places around the packed decoders' steps and chunks: a varint of
-// eleven bytes, one of hundreds (continuation bytes with one terminator
+// eleven bytes, ones of hundreds (continuation bytes with one terminator
 // at the end), a ten-byte varint overflowing 64 bits, and a run whose last
 // value is cut short. protobuf-go rejects each record; so must every
 // packed-varint decoder, each with the same error, naming the field.
@@ -130,6 +130,9 @@ func TestPackedVarintRunErrors(t *testing.T) {
 	}{
 		{"eleven bytes", append(bytes.Repeat([]byte{0x80}, 10), 0x01)},
 		{"300 bytes", append(bytes.Repeat([]byte{0xff}, 299), 0x01)},
+		// Lengths of 256 and 264 look like 0 and 8 to byte arithmetic.
+		{"256 bytes", append(bytes.Repeat([]byte{0x80}, 255), 0x01)},
+		{"264 bytes", append(bytes.Repeat([]byte{0x80}, 263), 0x01)},
 		{"overflowing", append(bytes.Repeat([]byte{0xff}, 9), 0x02)},
 		{"cut short at end", nil},
 	}

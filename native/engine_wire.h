@@ -736,11 +736,26 @@ ST_AVX512_TARGET __attribute__((always_inline)) inline const uint8_t* varints_av
 // values of up to eight bytes fit) and one byte permute gathering each
 // value into its lane, zero past its last byte; two multiply-adds
 // (pmaddubsw, pmaddwd) and a shift-and-select squeeze out the
-// continuation bits, and a masked store of the converted lanes finishes
-// the step. There is no branch on the data. A step with a value longer
-// than eight bytes (negative int64s are ten; its length from the list) is
-// listed and decoded again one value at a time after the pass. Every
-// load is masked at q, so nothing past the run is read.
+// continuation bits, and a store of the converted lanes finishes the
+// step. There is no branch on the data. Every load stops at q: whole
+// while 64 bytes remain, masked after.
+//
+// The steps are laid along the output, not the list: the first takes the
+// values up to the first 64-byte boundary of the output (of 8 *
+// sizeof(T) bytes for narrower types), so that every whole step writes
+// one aligned line instead of two halves (flat records, cache-resident,
+// Intel Xeon model 207: 3-4% more MB per CPU-second).
+//
+// A value longer than eight bytes (negative int64s are ten) does not fit
+// a lane: its lane's eight bytes are all continuation bytes. Bytes past a
+// value's end enter the lane as 0x80, so that the lane of a value of any
+// length whose eight bytes are continuation bytes, or that has none
+// within its end, is found by one minimum over the chunk (a lane of zero
+// once the terminating bits are kept: vpminuq); the steps holding one
+// are found again from the list of ends, exact in 16 bits, and decoded
+// one value at a time after the pass. Those before kept each step's start
+// in a list, a store at an index the step before's test moved: the same
+// flat records decoded 5-6% faster with the minimum.
 template <class V>
 ST_AVX512_TARGET const uint8_t* varints_avx512(const uint8_t* p, const uint8_t* q, typename V::T* out, size_t* k) {
   if (q - p <= 64) return varints_avx512_steps<V>(p, q, out, k);
@@ -750,8 +765,6 @@ ST_AVX512_TARGET const uint8_t* varints_avx512(const uint8_t* p, const uint8_t* 
   // after value i. The first pass's last stores reach 64 slots past the
   // count; the second pass reads sixteen slots from each step's first.
   alignas(64) uint16_t ends[kChunk + 80];
-  // Steps holding a value longer than eight bytes, by their first value.
-  uint16_t longer[kChunk / 8 + 1];
   // Byte 8j+b of lane j takes byte 2j of a vector of 16-bit slots: slot
   // j's low byte (the offsets of eight values of up to eight bytes differ
   // by less than 256, so low bytes subtract exactly).
@@ -763,7 +776,7 @@ ST_AVX512_TARGET const uint8_t* varints_avx512(const uint8_t* p, const uint8_t* 
   const __m512i spread_end = _mm512_add_epi8(spread_start, _mm512_set1_epi8(2));  // slot j + 1
   const __m512i place = _mm512_set1_epi64(0x0706050403020100ll);
   const __m512i low7 = _mm512_set1_epi8(0x7f);
-  const __m128i eight = _mm_set1_epi16(8);
+  const __m512i tops = _mm512_set1_epi8(char(0x80));
   const __m512i shift7 = _mm512_set1_epi16(int16_t(0x8001));  // bytes 1, 128: lo + 128 * hi
   const __m512i shift14 = _mm512_set1_epi32(0x40000001);      // words 1, 16384
   const __m512i keep28 = _mm512_set1_epi64(0x0fffffff);
@@ -786,38 +799,54 @@ ST_AVX512_TARGET const uint8_t* varints_avx512(const uint8_t* p, const uint8_t* 
     if (m == 0) break;  // no value ends in the chunk: the scalar decoder's error
     T* o = out + n;
     prefetch_next_runs(o + m, 2 * m * sizeof(T));
-    size_t nlonger = 0;
-    for (size_t i = 0; i < m; i += 8) {
+    // A step whose first value starts at or before whole loads 64 bytes
+    // whole.
+    const ptrdiff_t whole = (q - p) - 64;
+    // Lane by lane, the least of each step's terminating bits (0x80 in
+    // each byte that ends its value): zero in a lane of a longer value.
+    __m512i ended = tops;
+    // step decodes values i..i+count-1 (count <= 8).
+    auto step = [&](size_t i, size_t count) ST_AVX512_TARGET __attribute__((always_inline)) {
       const unsigned first = ends[i];
       __m256i rel = _mm256_sub_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ends + i)), _mm256_set1_epi16(int16_t(first)));
       __m512i rel512 = _mm512_castsi256_si512(rel);
       __m512i idx = _mm512_add_epi8(_mm512_permutexvar_epi8(spread_start, rel512), place);
       __mmask64 in = _mm512_cmplt_epu8_mask(idx, _mm512_permutexvar_epi8(spread_end, rel512));
-      __m512i x = _mm512_maskz_permutexvar_epi8(in, idx, _mm512_maskz_loadu_epi8(bytes_before(size_t(q - (p + first))), p + first));
-      size_t left = m - i;
-      __mmask8 lanes = left >= 8 ? __mmask8(0xff) : __mmask8((1u << left) - 1);
-      // Lengths in 16 bits, exact whatever the run holds (a malformed
-      // value of hundreds of bytes too).
-      __m128i len = _mm_sub_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ends + i + 1)),
-                                  _mm_loadu_si128(reinterpret_cast<const __m128i*>(ends + i)));
-      longer[nlonger] = uint16_t(i);
-      nlonger += _mm_mask_cmpgt_epu16_mask(lanes, len, eight) != 0;
+      const uint8_t* at = p + first;
+      __m512i w = ptrdiff_t(first) <= whole ? _mm512_loadu_si512(at) : _mm512_maskz_loadu_epi8(bytes_before(size_t(q - at)), at);
+      __m512i x = _mm512_mask_permutexvar_epi8(tops, in, idx, w);
+      const __mmask8 lanes = __mmask8((1u << count) - 1);
+      ended = _mm512_mask_min_epu64(ended, lanes, ended, _mm512_andnot_si512(x, tops));
       // Seven bits per byte -> 14 per 16-bit unit -> 28 per 32 -> 56 per
       // 64 (the last: keep the low 28, the rest from four bits down).
       x = _mm512_maddubs_epi16(shift7, _mm512_and_si512(x, low7));
       x = _mm512_madd_epi16(x, shift14);
       x = _mm512_ternarylogic_epi64(x, _mm512_srli_epi64(x, 4), keep28, 0xe4);
       V::store(o + i, lanes, x);
-    }
-    for (size_t f = 0; f < nlonger; f++) {
-      size_t i = longer[f], end = i + 8 < m ? i + 8 : m;
-      for (; i < end; i++) {
-        uint64_t v;
-        if (!read_varint(p + ends[i], p + ends[i + 1], &v)) {
-          *k = n + i;
-          return p + ends[i];
+    };
+    // The values before the output's next line, then whole lines.
+    size_t lead = (8 - reinterpret_cast<uintptr_t>(o) / sizeof(T)) & 7;
+    if (lead > m) lead = m;
+    if (lead) step(0, lead);
+    size_t i = lead;
+    for (; i + 8 <= m; i += 8) step(i, 8);
+    if (i < m) step(i, m - i);
+    if (_mm512_test_epi64_mask(ended, ended) != 0xff) {
+      // A value longer than eight bytes: the steps holding one, again.
+      for (size_t j = 0; j < m;) {
+        const size_t from = j < lead ? 0 : lead + ((j - lead) & ~size_t(7));
+        const size_t to = std::min(j < lead ? lead : from + 8, m);
+        bool longer = false;
+        for (size_t v = from; v < to; v++) longer |= ends[v + 1] - ends[v] > 8;
+        for (size_t v = from; longer && v < to; v++) {
+          uint64_t value;
+          if (!read_varint(p + ends[v], p + ends[v + 1], &value)) {
+            *k = n + v;
+            return p + ends[v];
+          }
+          V::store(o + v, 1, _mm512_set1_epi64(int64_t(value)));
         }
-        V::store(o + i, 1, _mm512_set1_epi64(int64_t(v)));
+        j = to;
       }
     }
     n += m;
