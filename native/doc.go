@@ -267,19 +267,26 @@
 // 64-byte load from the first start, one byte permute gathering each
 // value into its lane (zero past its last byte), two multiply-adds and a
 // shift squeezing out the continuation bits; the conversion (truncation
-// to 32 bits, zigzag, bool) and a masked store finish the lanes. No step
-// waits for the one before. The decoder this replaced stepped from value
+// to 32 bits, zigzag, bool) and a store finish the lanes. No step waits
+// for the one before. The steps are laid along the output: the first
+// takes the values up to the output's next 64-byte line, so that each
+// whole step writes one aligned line, not two halves. The decoder this replaced stepped from value
 // to value, sixteen at a time, each step's start known only at the end of
 // the step before (load, mask, mask move, count, select): on an Intel
 // Xeon (model 207, Emerald Rapids) that chain held flat records to
 // 0.81-0.90 of the AVX2 decoder below, and the two passes took them from 1139-1304 to
 // 1651-1748 MB per CPU-second (bench's ours-1t, alternating runs). Runs
 // of up to 64 bytes (tf.Example's short lists), which one or two steps
-// take, still step: setting up the passes costs more there. A step with a
-// value longer than eight bytes (negative int64s are ten) is decoded again
-// one value at a time after the pass; a value cut short by the end of the
-// run, or longer than ten bytes, goes to the scalar decoder, which
-// reports the error. Both vector decoders prefetch, for writing, the
+// take, still step: setting up the passes costs more there. A value
+// longer than eight bytes (negative int64s are ten) leaves its lane with
+// no terminating byte, bytes past each value's end entering the lanes as
+// continuation bytes, so one running minimum over the chunk's lanes finds
+// it (a list of such steps, stored step by step at an index the step
+// before moved, cost flat records 5-6%); the steps holding one are found
+// again from the list of ends and decoded one value at a time, each from
+// one masked load and pext. A value cut short by the end of the run, or
+// longer than ten bytes, goes to the scalar decoder, which reports the
+// error. Both vector decoders prefetch, for writing, the
 // output lines their field's next runs will most likely fill (see below):
 // without it the same Xeon decoded flat records at half the speed.
 // Without AVX-512, a loop that finds each value's end from the bytes it has just read waits, value
