@@ -60,6 +60,13 @@ void structtensor_cops_inject_fault(int where);
 // memory), for tests.
 void structtensor_cops_output_counts(long long* in_place, long long* outgrown);
 
+// structtensor_cops_arena_loans reports how many decodes of the kernels of
+// this copy of the code had their outputs lent in one arena (one piece of
+// memory of a huge page or more), and structtensor_cops_huge_page_bytes
+// the huge page size the kernels advise theirs for (0: none), for tests.
+long long structtensor_cops_arena_loans(void);
+size_t structtensor_cops_huge_page_bytes(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,4 +17,6 @@ var (
 	InjectFault    = injectFault
 	LendLog        = lendLog
 	LendLogEntries = lendLogEntries
+	ArenaLoans     = arenaLoans
+	HugePageBytes  = hugePageBytes
 )

@@ -34,11 +34,24 @@ func waitLoaned(t *testing.T, want int64) {
 // TestDecodeOpTensorsOutliveSession fetches the op's outputs, closes the
 // session and graph (deleting the kernel and its pool), and only then
 // reads the tensors: their memory, strings included, belongs to them.
+// Batches of 80 KB take a block for each output; batches of 3 MB, whose
+// outputs add up to more than a huge page, share one arena (where the
+// system has huge pages), which goes back only with the last tensor.
 func TestDecodeOpTensorsOutliveSession(t *testing.T) {
-	for _, name := range []string{"structtensor.testdata.example.Example", "structtensor.testdata.recipe.Recipe"} {
-		t.Run(name[strings.LastIndex(name, ".")+1:], func(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		batch int
+	}{
+		{"structtensor.testdata.example.Example", lendable},
+		{"structtensor.testdata.recipe.Recipe", lendable},
+		{"structtensor.testdata.example.Example", 3 << 20},
+		{"structtensor.testdata.recipe.Recipe", 3 << 20},
+	} {
+		name := tc.name
+		t.Run(fmt.Sprintf("%s/%dKB", name[strings.LastIndex(name, ".")+1:], tc.batch>>10), func(t *testing.T) {
 			md, plan := messagePlan(t, name)
 			before := cops.LoanedBlocks()
+			arenas0 := cops.ArenaLoans()
 			// Three engine threads: each writes its share of every lent
 			// block, closed up in place by the engine (a share a thread's
 			// records outgrow is copied back in), so the blocks are the
@@ -48,7 +61,7 @@ func TestDecodeOpTensorsOutliveSession(t *testing.T) {
 			var want *structtensor.StructTensor
 			inPlace0, _ := cops.OutputCounts()
 			for i := range 2 { // the first batch samples itself, the second is sized from the first
-				records := recordsOf(t, md, 300, uint64(i+1), copstest.Options{MaxRepeated: 5}, lendable)
+				records := recordsOf(t, md, 300, uint64(i+1), copstest.Options{MaxRepeated: 5}, tc.batch)
 				var err error
 				if want, err = plan.Decode(records); err != nil {
 					t.Fatal(err)
@@ -63,6 +76,10 @@ func TestDecodeOpTensorsOutliveSession(t *testing.T) {
 			}
 			if inPlace, _ := cops.OutputCounts(); inPlace == inPlace0 {
 				t.Fatal("no output was decoded in place: the lent blocks were not exercised")
+			}
+			arenas := cops.ArenaLoans() - arenas0
+			if wantArenas := tc.batch >= 3<<20 && cops.HugePageBytes() > 0; (arenas > 0) != wantArenas {
+				t.Fatalf("%d decodes lent their outputs in an arena; want some: %v (huge pages of %d bytes)", arenas, wantArenas, cops.HugePageBytes())
 			}
 			if err := sess.Close(); err != nil {
 				t.Fatal(err)
@@ -87,8 +104,15 @@ func TestDecodeOpTensorsOutliveSession(t *testing.T) {
 // TestDecodeOpStringsCopiedByTF lets a TensorFlow op copy the op's string
 // output element by element (ReverseV2: long strings stay views of the
 // op's block, with a reference of their own), releases the op's output
-// and the session, and reads the copy.
+// and the session, and reads the copy: in batches of 80 KB, and of 3 MB,
+// whose outputs share one arena that the copy's views alone then hold.
 func TestDecodeOpStringsCopiedByTF(t *testing.T) {
+	for _, batch := range []int{lendable, 3 << 20} {
+		t.Run(fmt.Sprintf("%dKB", batch>>10), func(t *testing.T) { stringsCopiedByTF(t, batch) })
+	}
+}
+
+func stringsCopiedByTF(t *testing.T, batch int) {
 	md, plan := messagePlan(t, "structtensor.testdata.recipe.Recipe")
 	before := cops.LoanedBlocks()
 	sess, in, sym := decodeGraph(t, plan, cops.Options{Threads: 3}) // as in TestDecodeOpTensorsOutliveSession
@@ -122,7 +146,7 @@ func TestDecodeOpStringsCopiedByTF(t *testing.T) {
 		for _, f := range fetched {
 			f.Close()
 		}
-		records := recordsOf(t, md, 300, uint64(i+7), copstest.Options{MaxRepeated: 5}, lendable)
+		records := recordsOf(t, md, 300, uint64(i+7), copstest.Options{MaxRepeated: 5}, batch)
 		var err error
 		fetched, err = sess.Run(map[tfbridge.Output]*tfbridge.Tensor{in: recordsTensor(t, records)}, []tfbridge.Output{values, rev.Output(0)}, nil)
 		if err != nil {

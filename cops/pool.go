@@ -19,6 +19,12 @@ func outputCounts() (inPlace, outgrown int64) {
 	return int64(i), int64(o)
 }
 
+// arenaLoans is the number of decodes whose outputs the kernels lent in
+// one arena, and hugePageBytes the huge page size they advise it for (0:
+// none); see decode_op.cc.
+func arenaLoans() int64    { return int64(C.structtensor_cops_arena_loans()) }
+func hugePageBytes() int64 { return int64(C.structtensor_cops_huge_page_bytes()) }
+
 // injectFault makes the next kernel creation (1) or computation (2) throw
 // std::bad_alloc inside the kernel, for tests of the C++/TensorFlow
 // boundary; 0 cancels.
