@@ -258,6 +258,24 @@ class Pool {
   size_t limit_ = 0;
 };
 
+// fromPool returns a new T (an Arena or a Block) over at least n bytes of
+// pool memory, or nullptr.
+template <class T>
+T* fromPool(const std::shared_ptr<Pool>& pool, size_t n) {
+  size_t cap = 0;
+  void* p = pool->get(n, &cap);
+  if (p == nullptr) return nullptr;
+  auto* x = new (std::nothrow) T;
+  if (x == nullptr) {
+    pool->put(p, cap);
+    return nullptr;
+  }
+  x->pool = pool;
+  x->data = p;
+  x->cap = cap;
+  return x;
+}
+
 // Arena is one piece of pool memory carved into the blocks lent to one
 // decode (Loans::lend), back in the pool when the last of them is
 // released. A decode writes every output at once, a hundred and more
@@ -304,18 +322,8 @@ struct Block {
   int64_t views = 0;
 
   static Block* get(const std::shared_ptr<Pool>& pool, size_t n) {
-    size_t cap = 0;
-    void* p = pool->get(n, &cap);
-    if (p == nullptr) return nullptr;
-    auto* b = new (std::nothrow) Block;
-    if (b == nullptr) {
-      pool->put(p, cap);
-      return nullptr;
-    }
-    b->pool = pool;
-    b->data = p;
-    b->cap = cap;
-    b->init();
+    Block* b = fromPool<Block>(pool, n);
+    if (b != nullptr) b->init();
     return b;
   }
 
@@ -355,22 +363,6 @@ struct Block {
   static void ownerRef(TStringOwnerCApi* o) { static_cast<Block*>(o->obj)->refs.fetch_add(1, std::memory_order_relaxed); }
   static bool ownerUnref(TStringOwnerCApi* o) { return static_cast<Block*>(o->obj)->unref(); }
 };
-
-// newArena returns an arena of at least n bytes from pool, or nullptr.
-Arena* newArena(const std::shared_ptr<Pool>& pool, size_t n) {
-  size_t cap = 0;
-  void* p = pool->get(n, &cap);
-  if (p == nullptr) return nullptr;
-  auto* a = new (std::nothrow) Arena;
-  if (a == nullptr) {
-    pool->put(p, cap);
-    return nullptr;
-  }
-  a->pool = pool;
-  a->data = p;
-  a->cap = cap;
-  return a;
-}
 
 // Deallocators of the tensors built over blocks.
 void releaseBlock(void*, size_t, void* arg) { static_cast<Block*>(arg)->unref(); }
@@ -553,7 +545,7 @@ struct Loans {
     }
     for (size_t p = 0; p < P; p++) total += room(part_len[p] * sizeof(int64_t));
     const size_t huge = hugePageBytes();
-    Arena* arena = huge != 0 && total >= huge ? newArena(k.pool, total) : nullptr;
+    Arena* arena = huge != 0 && total >= huge ? fromPool<Arena>(k.pool, total) : nullptr;
     size_t at = 0;
     auto take = [&](size_t bytes) -> Block* {
       if (arena == nullptr) return Block::get(k.pool, bytes);
