@@ -283,10 +283,9 @@
 // continuation bytes, so one running minimum over the chunk's lanes finds
 // it (a list of such steps, stored step by step at an index the step
 // before moved, cost flat records 5-6%); the steps holding one are found
-// again from the list of ends and decoded one value at a time, each from
-// one masked load and pext. A value cut short by the end of the run, or
-// longer than ten bytes, goes to the scalar decoder, which reports the
-// error. Both vector decoders prefetch, for writing, the
+// again from the list of ends and decoded again four values a step, one
+// to a 128-bit lane. A value cut short by the end of the run, or longer
+// than ten bytes, goes to the scalar decoder, which reports the error. Both vector decoders prefetch, for writing, the
 // output lines their field's next runs will most likely fill (see below):
 // without it the same Xeon decoded flat records at half the speed.
 // Without AVX-512, a loop that finds each value's end from the bytes it has just read waits, value
