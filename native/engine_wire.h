@@ -470,23 +470,50 @@ ST_AVX2_TARGET __attribute__((always_inline)) inline const uint8_t* varints_by_e
     }
     if (__builtin_expect(longer, 0)) {
       // Values of nine or ten bytes (negative int64s are ten) decode
-      // here, one at a time, the whole chunk again (over what the steps
-      // stored), rather than end the chunk: its first pass would be
-      // redone for each. A longer one, or one overflowing 64 bits, stops
-      // the decoder at its start, for the caller to report.
-      for (i = 0; i < m; i++) {
-        uint64_t v;
-        const uint32_t len = ends[i + 1] - ends[i];
+      // here, one at a time, rather than end the chunk (its first pass
+      // would be redone for each): a step's lanes are loaded apart, so
+      // such a value spoils only its own, and those before i are found
+      // sixteen at a time from the list; then every value from i, where
+      // the steps or the loop above stopped. A longer one, or one
+      // overflowing 64 bits, stops the decoder at its start, for the
+      // caller to report. Decoding the whole chunk again instead cost
+      // runs of one- to ten-byte values (a tenth of them ten) 1.5x the
+      // time: 860-970 MB per CPU-second against 1390-1420 in a harness of
+      // the decoder alone, cache-resident (Intel Xeon model 207); with one
+      // ten-byte value in sixty the two are the same.
+      auto again = [&](size_t v) ST_AVX2_TARGET __attribute__((always_inline)) {
+        uint64_t value;
+        const uint32_t len = ends[v + 1] - ends[v];
         if (len <= 8) {
           uint64_t w;
-          memcpy(&w, p + ends[i], 8);
-          v = Bits::value(w, 8 * len);
-        } else if (!read_varint_unrolled(p + ends[i], &v)) {
-          *k = n + i;
-          return p + ends[i];
+          memcpy(&w, p + ends[v], 8);
+          value = Bits::value(w, 8 * len);
+        } else if (!read_varint_unrolled(p + ends[v], &value)) {
+          return false;
         }
-        T t = conv(v);
-        memcpy(o + i, &t, sizeof(T));
+        T t = conv(value);
+        memcpy(o + v, &t, sizeof(T));
+        return true;
+      };
+      const __m256i eight16 = _mm256_set1_epi16(8);
+      for (size_t j = 0; j < i; j += 16) {
+        const __m256i len = _mm256_sub_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ends + j + 1)),
+                                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ends + j)));
+        uint32_t over = uint32_t(_mm256_movemask_epi8(_mm256_cmpgt_epi16(len, eight16)));  // two bits a value
+        if (i - j < 16) over &= (1u << (2 * (i - j))) - 1;
+        for (; over != 0; over &= over - 1, over &= over - 1) {
+          const size_t v = j + size_t(__builtin_ctz(over)) / 2;
+          if (!again(v)) {
+            *k = n + v;
+            return p + ends[v];
+          }
+        }
+      }
+      for (size_t v = i; v < m; v++) {
+        if (!again(v)) {
+          *k = n + v;
+          return p + ends[v];
+        }
       }
     }
     n += m;
