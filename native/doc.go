@@ -304,8 +304,9 @@
 // multiply-adds (pmaddubsw, pmaddwd) and a shift squeeze out the
 // continuation bits, the conversion follows in the lanes and the four
 // values leave in one store. A lane with no terminator in its eight bytes
-// marks the chunk, which is decoded again one value at a time, nine- and
-// ten-byte values in place; the last values of a chunk (fewer than four)
+// marks the chunk; its values of nine and ten bytes (each lane is loaded
+// apart, so only theirs are wrong) are found sixteen at a time from the
+// list and decoded again one at a time; the last values of a chunk (fewer than four)
 // take BMI2's bzhi and pext (where pext is fast: Intel, AMD from Zen 3;
 // shifts and masks elsewhere). A record's fields write to as many
 // columns, too many streams for the hardware prefetcher: after each chunk

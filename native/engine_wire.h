@@ -401,10 +401,9 @@ ST_AVX2_TARGET __attribute__((always_inline)) inline __m256i decode4(const uint8
 // moving the next store on: no branch on the data. The second pass takes
 // four values a step (decode4, store4), with no branch on their lengths
 // and one store of the four. A step whose values are not all at most
-// eight bytes says so, and such a chunk (rare: negative int64s are ten
-// bytes) is decoded again one value at a time, those of nine and ten
-// bytes in place. The last values of a chunk (fewer than four) take a
-// load and Bits::value each.
+// eight bytes says so, and in such a chunk (negative int64s are ten
+// bytes) those values are decoded again, one at a time. The last values
+// of a chunk (fewer than four) take a load and Bits::value each.
 //
 // The second pass reads the list back one slot at a time, never in wider
 // loads: a load that spans several of the first pass's stores cannot
