@@ -912,17 +912,14 @@ ST_AVX512_TARGET const uint8_t* varints_avx512(const uint8_t* p, const uint8_t* 
           const size_t count = std::min(to - v, size_t(4));
           if (wide_step(v, count)) continue;
           // A value of more than ten bytes, or whose tenth byte is over 1
-          // (protobuf-go's limits): an error at its start for the caller to
-          // report; the values before it, one at a time.
+          // (protobuf-go's limits): the values before it by the general
+          // reader, and an error at its start for the caller to report.
           for (size_t u = v; u < v + count; u++) {
-            const size_t len = ends[u + 1] - ends[u];
-            const __m128i b = _mm_maskz_loadu_epi8(__mmask16(_bzhi_u32(0xffff, unsigned(len < 16 ? len : 16))), p + ends[u]);
-            const uint64_t lo = uint64_t(_mm_cvtsi128_si64(b)), hi = uint64_t(_mm_extract_epi64(b, 1));
-            if (len > 10 || hi >> 8 > 1) {
+            uint64_t value;
+            if (!read_varint(p + ends[u], p + ends[u + 1], &value)) {
               *k = n + u;
               return p + ends[u];
             }
-            const uint64_t value = _pext_u64(lo, 0x7f7f7f7f7f7f7f7full) | (hi & 0x7f) << 56 | hi >> 8 << 63;
             V::store(o + u, 1, _mm512_set1_epi64(int64_t(value)));
           }
         }
