@@ -361,13 +361,14 @@ ST_AVX2_TARGET __attribute__((always_inline)) inline void store4(T* out, __m256i
 // pmaddwd) and a multiply close the gaps: 7 bits per byte -> 14 per 16 ->
 // 28 per 32 -> 56 per 64.
 //
-// The step is bound by its count of instructions (about 25 for four
-// values), so each is spared where it can be: the lanes are loaded as a
-// first and three broadcasts blended in (loads and blends, which run on
-// any of three ports, where two inserts and a 128-bit insert queued on
-// the one shuffle port); a lane is cut by s - 1 alone (s its terminators'
-// top bits: every bit below the first terminator's, and above it only
-// top bits, which the terminators have clear and the cut drops anyway);
+// The step is bound by its count of instructions (27 for four values,
+// the loop's own included), so each is spared where it can be: the lanes
+// are loaded as a first and three broadcasts blended in (loads and
+// blends, which run on any of three ports, where two inserts of two
+// micro-ops each and a 128-bit insert queued on the one shuffle port); a
+// lane is cut by s - 1 alone (s its terminators' top bits: every bit
+// below the first terminator's, and above it only top bits, which the
+// terminators have clear and the cut drops anyway);
 // and the last gap is closed by one multiply-subtract (x - hi * (2^32 -
 // 2^28), hi = x >> 32) where a mask, a shift, an add and a subtract were.
 // Runs of one- to five-byte values in a harness of the decoder alone
