@@ -209,8 +209,14 @@ func (g *exGen) feature(d structtensor.DType, n int) []byte {
 	case structtensor.Int64:
 		field = 3
 		var run []byte
+		// Some lists hold only values of one to eight bytes, which the
+		// vector decoders take whole; int64v's extremes are nine and ten.
+		short := g.r.IntN(3) == 0
 		for i := 0; i < n; i++ {
 			v := uint64(g.int64v())
+			if short {
+				v = g.r.Uint64N(1 << (7 * (1 + g.r.IntN(8))))
+			}
 			if packed {
 				run = protowire.AppendVarint(run, v)
 			} else {
@@ -419,7 +425,13 @@ func (g *exGen) features(fs map[string]Feature, lists bool) []byte {
 				if f.Kind == FixedLenSequence {
 					v = g.feature(g.listDType(f.DType), g.count(n))
 				} else {
-					v = g.feature(g.listDType(f.DType), g.r.IntN(4))
+					// Mostly a few values a step, sometimes more than
+					// the eight a vector step of the decoders takes.
+					n := g.r.IntN(4)
+					if g.r.IntN(5) == 0 {
+						n = 4 + g.r.IntN(17)
+					}
+					v = g.feature(g.listDType(f.DType), n)
 				}
 				fl = protowire.AppendTag(fl, 1, protowire.BytesType)
 				fl = protowire.AppendBytes(fl, v)

@@ -1038,9 +1038,17 @@ struct alignas(64) Chunk {
           o.i64.push(int64_t(f[0]));
           count = 1;
         } else {
-          count = count_varints(f, size_t(qn));
-          const uint8_t* bad;
-          if (!packed_varints(f, fe, rec_end, size_t(count), o.i64.grow(size_t(count)), &bad)) return emit_again(si);
+          // A step's run is short (an id, a few tags): as emit's, whole
+          // in one AVX-512 step where the CPU has it, else value by value.
+          int k = -1;
+          if (qn <= 64 && plan->avx512 && (k = varints64_avx512(f, size_t(qn), o.i64.room(64))) >= 0) {
+            o.i64.commit(size_t(k));
+            count = uint64_t(k);
+          } else {
+            count = count_varints(f, size_t(qn));
+            const uint8_t* bad;
+            if (!packed_varints(f, fe, rec_end, size_t(count), o.i64.grow(size_t(count)), &bad)) return emit_again(si);
+          }
         }
       }
       if (s.mode == XM_FIXED) {
