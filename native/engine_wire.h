@@ -368,9 +368,9 @@ ST_AVX2_TARGET __attribute__((always_inline)) inline void store4(T* out, __m256i
 // micro-ops each and a 128-bit insert queued on the one shuffle port); a
 // lane is cut by s - 1 alone (s its terminators' top bits: every bit
 // below the first terminator's, and above it only top bits, which the
-// terminators have clear and the cut drops anyway);
-// and the last gap is closed by one multiply-subtract (x - hi * (2^32 -
-// 2^28), hi = x >> 32) where a mask, a shift, an add and a subtract were.
+// terminators have clear and the cut drops anyway); and the last gap is
+// closed by one multiply-subtract (x - hi * (2^32 - 2^28), hi = x >> 32)
+// where a mask, a shift, an add and a subtract were.
 // Runs of one- to five-byte values in a harness of the decoder alone
 // (Intel Xeon model 207, cache-resident, the two alternating twenty
 // times): 1.085x the MB per CPU-second (the multiply 1.036x, the cut
