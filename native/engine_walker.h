@@ -976,6 +976,7 @@ struct alignas(64) Decoder {
       // loop has few to spare (on recipe records, +5% instructions).
       const TagTable& tags = *np.tags;
       const uint8_t* fs = p;
+      prefetch_input(p);
       const FieldKey* key;
       // Fast path: a one-byte tag (fields 1..15), or a two-byte one
       // (16..2047), of a projected field with its own wire type (or a

@@ -238,6 +238,25 @@ const uint8_t* varints_portable(const uint8_t* p, const uint8_t* q, const uint8_
   return varints_by_mask<BitsSqueeze>(p, q, readable, out, k, conv);
 }
 
+// prefetch_input asks for the input kInputAhead bytes past p, for
+// reading. The records are read front to back, yet on an Intel Xeon
+// (model 207, a virtual machine) the loads that first touch each 64-byte
+// line of a 32 MB batch waited for it: a tenth of the AVX-512 decoder's
+// samples on flat records fell on its first pass's load. Asked for once
+// per 64 bytes by the packed decoders' first passes and once per field
+// by the walk (parse_message), the lines are there when read. Measured
+// with bench -run-one DATASET ours-1t, the builds alternating, four to
+// six pairs: the AVX-512 first pass's alone, flat records 1.18-1.28x the
+// mean MB per CPU-second (1024, 2048 and 4096 bytes ahead alike); the
+// walk's on top of it, tf.Examples 1.07-1.11x and elwc 1.03-1.06x, flat
+// the same; both against neither on the AVX2 path, flat 1.08-1.10x. A
+// burst for a whole record at its start instead gained nothing.
+// Prefetches never fault: past the batch's end they do nothing.
+constexpr size_t kInputAhead = 1024;
+__attribute__((always_inline)) inline void prefetch_input(const uint8_t* p) {
+  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + kInputAhead), 0);
+}
+
 #if ST_X86_64
 #define ST_BMI2_TARGET __attribute__((target("bmi,bmi2")))
 // With BMI2 the value is two instructions: the len bytes (bzhi), their
@@ -452,6 +471,7 @@ ST_AVX2_TARGET __attribute__((always_inline)) inline const uint8_t* varints_by_e
     __m128i base = _mm_setzero_si128();
     const __m128i eight = _mm_set1_epi16(8);
     for (size_t at = 0; at < lim; at += 32) {
+      if (at % 64 == 0) prefetch_input(p + at);
       __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + at));
       uint32_t stop = ~uint32_t(_mm256_movemask_epi8(v));
       if (lim - at < 32) stop = _bzhi_u32(stop, unsigned(lim - at));
@@ -846,6 +866,7 @@ ST_AVX512_TARGET const uint8_t* varints_avx512(const uint8_t* p, const uint8_t* 
     if (lim > kChunk) lim = kChunk;
     size_t m = 0;
     for (size_t at = 0; at < lim; at += 64) {
+      prefetch_input(p + at);
       __mmask64 valid = bytes_before(lim - at);
       __m512i w = _mm512_maskz_loadu_epi8(valid, p + at);
       uint64_t stop = ~uint64_t(_mm512_movepi8_mask(w)) & valid;
