@@ -935,18 +935,9 @@ struct alignas(64) Chunk {
             return true;
           }
         } else {
-          if (qn <= 64 && plan->avx512) {
-            int k = varints64_avx512(q, size_t(qn), o.i64.room(64));
-            if (k >= 0 && (!Fixed || uint64_t(k) == s.count)) {
-              o.i64.commit(size_t(k));
-              st.present = true;
-              return true;
-            }
-          }
-          size_t k = count_varints(q, size_t(qn));
-          size_t base = o.i64.size();
-          const uint8_t* bad;
-          if ((!Fixed || k == s.count) && packed_varints(q, end, rec_end, k, o.i64.grow(k), &bad)) {
+          const size_t base = o.i64.size();
+          const int64_t k = append_run(q, end, o.i64);
+          if (k >= 0 && (!Fixed || uint64_t(k) == s.count)) {
             st.present = true;
             return true;
           }
@@ -955,6 +946,31 @@ struct alignas(64) Chunk {
       }
     }
     return emit(si);
+  }
+
+  // append_run appends the varints of the packed int64 run [q, qend) to
+  // v and returns how many, or -1 with nothing appended when the run is
+  // malformed (for the general reader to report). A short run (a
+  // feature's ids, a step's id and tags) is taken whole by one AVX-512
+  // step where the CPU has it; the rest, and what that step refuses,
+  // are counted and read value by value.
+  __attribute__((always_inline)) int64_t append_run(const uint8_t* q, const uint8_t* qend, Buf<int64_t>& v) {
+    const size_t qn = size_t(qend - q);
+    if (qn <= 64 && plan->avx512) {
+      const int k = varints64_avx512(q, qn, v.room(64));
+      if (k >= 0) {
+        v.commit(size_t(k));
+        return k;
+      }
+    }
+    const size_t k = count_varints(q, qn);
+    const size_t base = v.size();
+    const uint8_t* bad;
+    if (!packed_varints(q, qend, rec_end, k, v.grow(k), &bad)) {
+      v.truncate(base);
+      return -1;
+    }
+    return int64_t(k);
   }
 
   template <bool Fixed>
@@ -1038,17 +1054,9 @@ struct alignas(64) Chunk {
           o.i64.push(int64_t(f[0]));
           count = 1;
         } else {
-          // A step's run is short (an id, a few tags): as emit's, whole
-          // in one AVX-512 step where the CPU has it, else value by value.
-          int k = -1;
-          if (qn <= 64 && plan->avx512 && (k = varints64_avx512(f, size_t(qn), o.i64.room(64))) >= 0) {
-            o.i64.commit(size_t(k));
-            count = uint64_t(k);
-          } else {
-            count = count_varints(f, size_t(qn));
-            const uint8_t* bad;
-            if (!packed_varints(f, fe, rec_end, size_t(count), o.i64.grow(size_t(count)), &bad)) return emit_again(si);
-          }
+          const int64_t k = append_run(f, fe, o.i64);
+          if (k < 0) return emit_again(si);
+          count = uint64_t(k);
         }
       }
       if (s.mode == XM_FIXED) {
