@@ -126,9 +126,12 @@ worker: setup-go
 # BENCHFLAGS passes flags, e.g. BENCHFLAGS='-mb 200 -min-time 5s'.
 # The pure decoders run from bin/bench; bin/bench-tf (-tags tensorflow) adds
 # the tf-op decoder, run from it alone so that loading the TensorFlow runtime
-# does not inflate the other decoders' peak RSS.
+# does not inflate the other decoders' peak RSS. The references it times are
+# installed first (cached, like make test's): struct2tensor in .venv-s2t and
+# tfx-bsl in .venv-tfx, whose decoders are the feature-spec datasets' anchors.
 bench: setup
 	scripts/setup-python.sh s2t
+	scripts/setup-python.sh tfx
 	$(GO) build -o bin/bench ./bench
 	$(GO) build -tags tensorflow -o bin/bench-tf ./bench
 	./bin/bench -decoders-from bin/bench-tf $(BENCHFLAGS)
