@@ -63,7 +63,12 @@
 // type dispatches every occurrence, with no test of the wire type);
 // a message field's key says whether its child has anything to check at
 // its end, and whether it lies past the nesting limit, which is the
-// child's depth in the plan (a tree), so the walk carries no depth. A decoder keeps each field's outputs in a slot
+// child's depth in the plan (a tree), so the walk carries no depth; and
+// whether its child has a shape the walk takes without walking it (its
+// type marked shaped: a map entry, key then value, and a message that is
+// one packed run, in the form serializers write; any other form of the
+// same bytes is walked), which spares a tf.Example's features two of
+// their three calls and tag lookups (9% of the instructions). A decoder keeps each field's outputs in a slot
 // of 128 bytes: the row splits buffer of a list field, then the column's
 // count and values' buffer, in the slot's first cache line. callgrind on
 // sparse nested records (30 sections of one type, 20 optional fields

@@ -92,6 +92,12 @@ struct alignas(16) FieldKey {
   // child node has singular slots (kKeyChildSingular) and lies deeper than
   // the plan's limit (kKeyTooDeep).
   uint8_t bits = 0;
+  // Of a message field, the shape of its child's common encoding that the
+  // walk takes without walking the child's fields (Decoder::inline_child):
+  // kShapeEntry, a map entry (key, then value message); kShapeList, a
+  // wrapper of one packed list; kShapeNone, any other.
+  uint8_t child_shape = 0;
+  enum : uint8_t { kShapeNone = 0, kShapeEntry = 1, kShapeList = 2 };
   enum : uint8_t { kKeyMessage = 1, kKeyUTF8 = 2, kKeyOneof = 4, kKeyChildSingular = 8, kKeyTooDeep = 16 };
 
   bool message() const { return bits & kKeyMessage; }
@@ -103,6 +109,9 @@ struct alignas(16) FieldKey {
   // (wire type W_LEN) in the tag tables: the walk's switch on type tells
   // it apart with no test of the wire type.
   static constexpr uint8_t kPacked = 0x20;
+  // kShaped marks, in type, the key of a message field whose child has a
+  // common form the walk may take without walking it (child_shape).
+  static constexpr uint8_t kShaped = 0x40;
   bool packable() const { return mode == M_REPEATED && !message() && type != T_STRING && type != T_BYTES; }
   FieldKey as_packed() const {
     FieldKey k = *this;
@@ -123,7 +132,7 @@ struct alignas(16) FieldKey {
   }
   bool operator==(const FieldKey& o) const {
     return field == o.field && child_offset == o.child_offset && type == o.type && mode == o.mode && wire == o.wire &&
-           bits == o.bits;
+           bits == o.bits && child_shape == o.child_shape;
   }
 };
 static_assert(sizeof(FieldKey) == 16, "a FieldKey is 16 bytes, four to a cache line");
@@ -345,6 +354,25 @@ uint8_t shift_of(uint8_t dtype) {
   }
 }
 
+// child_shape returns the FieldKey::child_shape of a message field whose
+// child node is c.
+inline uint8_t child_shape(const NodePlan& c) {
+  auto one_byte_tag = [](const FieldPlan& f) { return f.number < 16; };
+  if (c.fields.size() == 2 && c.oneofs.empty()) {
+    const FieldPlan& k = c.fields[0];
+    const FieldPlan& v = c.fields[1];
+    if (k.number == 1 && (k.type == T_STRING || k.type == T_BYTES) && k.mode <= M_IMPLICIT && v.number == 2 &&
+        v.type == T_MESSAGE && v.mode <= M_IMPLICIT)
+      return FieldKey::kShapeEntry;
+  }
+  if (c.fields.size() == 1 && c.oneofs.empty() && c.singular_slots.empty()) {
+    const FieldPlan& f = c.fields[0];
+    if (f.mode == M_REPEATED && !f.message && f.type != T_STRING && f.type != T_BYTES && one_byte_tag(f))
+      return FieldKey::kShapeList;
+  }
+  return FieldKey::kShapeNone;
+}
+
 st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
 #define PLAN_FAIL(...)                                 \
   do {                                                 \
@@ -466,8 +494,10 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
     std::unique_ptr<TagTable> tags(new TagTable);
     for (size_t i = 0; i < node.fields.size(); i++) {
       const FieldPlan& f = node.fields[i];
-      const FieldKey key = FieldKey::of(f, int32_t(i), int32_t(ni), f.message && !plan->nodes[size_t(f.child)].singular_slots.empty(),
-                                           f.message && uint32_t(node.depth + 1) > plan->max_depth);
+      FieldKey key = FieldKey::of(f, int32_t(i), int32_t(ni), f.message && !plan->nodes[size_t(f.child)].singular_slots.empty(),
+                                     f.message && uint32_t(node.depth + 1) > plan->max_depth);
+      if (f.message && f.type == T_MESSAGE) key.child_shape = child_shape(plan->nodes[size_t(f.child)]);
+      if (key.child_shape != FieldKey::kShapeNone) key.type |= FieldKey::kShaped;
       tags->keys.push_back(key);
       if (f.number < kDenseLimit) {
         if (node.dense[f.number] >= 0) PLAN_FAIL("plan: field %s: duplicate number", f.cold->path.c_str());
