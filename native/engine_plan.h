@@ -357,7 +357,6 @@ uint8_t shift_of(uint8_t dtype) {
 // child_shape returns the FieldKey::child_shape of a message field whose
 // child node is c.
 inline uint8_t child_shape(const NodePlan& c) {
-  auto one_byte_tag = [](const FieldPlan& f) { return f.number < 16; };
   if (c.fields.size() == 2 && c.oneofs.empty()) {
     const FieldPlan& k = c.fields[0];
     const FieldPlan& v = c.fields[1];
@@ -367,7 +366,8 @@ inline uint8_t child_shape(const NodePlan& c) {
   }
   if (c.fields.size() == 1 && c.oneofs.empty() && c.singular_slots.empty()) {
     const FieldPlan& f = c.fields[0];
-    if (f.mode == M_REPEATED && !f.message && f.type != T_STRING && f.type != T_BYTES && one_byte_tag(f))
+    // A list's tag in one byte: the walk reads it as such (inline_list).
+    if (f.mode == M_REPEATED && !f.message && f.type != T_STRING && f.type != T_BYTES && f.number < 16)
       return FieldKey::kShapeList;
   }
   return FieldKey::kShapeNone;

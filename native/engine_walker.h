@@ -1004,7 +1004,7 @@ struct alignas(64) Decoder {
   // lookup per field) when they are in the form every serializer writes
   // for k.child_shape: a map entry's key, then its value (inline_entry),
   // or one packed run filling the message (inline_list). It returns
-  // kNotTaken, having read nothing and stored nothing, when they are not
+  // kNotTaken, having stored nothing, when they are not
   // (the walk then takes them: any order, repeats, unknown fields, a
   // longer tag or length), kTaken when it took them, kFailed on an error
   // (reported as the walk would). On tf.Examples and ELWC, where a
