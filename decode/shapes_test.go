@@ -74,6 +74,7 @@ func TestShapedChildrenAgainstReference(t *testing.T) {
 		{"run length in two bytes", entry("q", wire{}.bytes(3, wire{}.raw(1<<3|2, 0x82, 0, 25, 26)))},
 		{"run of 200 values", entry("r", int64s(make([]uint64, 200)...))},
 		{"one list, then another member", entry("s", int64s(27).raw(floats(1)...))},
+		{"the same list twice (merged)", entry("t", int64s(28, 29).raw(int64s(30)...))},
 		{"value alone", wire{}.bytes(2, int64s(6))},
 	}
 	var records []wire
