@@ -355,16 +355,17 @@ uint8_t shift_of(uint8_t dtype) {
 }
 
 // child_shape returns the FieldKey::child_shape of a message field whose
-// child node is c.
+// child node is c. (Neither shape can hold a oneof: its members have
+// presence, M_OPTIONAL, which parse_plan checks.)
 inline uint8_t child_shape(const NodePlan& c) {
-  if (c.fields.size() == 2 && c.oneofs.empty()) {
+  if (c.fields.size() == 2) {
     const FieldPlan& k = c.fields[0];
     const FieldPlan& v = c.fields[1];
     if (k.number == 1 && (k.type == T_STRING || k.type == T_BYTES) && k.mode <= M_IMPLICIT && v.number == 2 &&
         v.type == T_MESSAGE && v.mode <= M_IMPLICIT)
       return FieldKey::kShapeEntry;
   }
-  if (c.fields.size() == 1 && c.oneofs.empty() && c.singular_slots.empty()) {
+  if (c.fields.size() == 1) {
     const FieldPlan& f = c.fields[0];
     // A list's tag in one byte: the walk reads it as such (inline_list).
     if (f.mode == M_REPEATED && !f.message && f.type != T_STRING && f.type != T_BYTES && f.number < 16)
@@ -496,7 +497,7 @@ st_plan* parse_plan(const uint8_t* data, size_t len, st_error* err) {
       const FieldPlan& f = node.fields[i];
       FieldKey key = FieldKey::of(f, int32_t(i), int32_t(ni), f.message && !plan->nodes[size_t(f.child)].singular_slots.empty(),
                                      f.message && uint32_t(node.depth + 1) > plan->max_depth);
-      if (f.message && f.type == T_MESSAGE) key.child_shape = child_shape(plan->nodes[size_t(f.child)]);
+      if (f.type == T_MESSAGE) key.child_shape = child_shape(plan->nodes[size_t(f.child)]);
       if (key.child_shape != FieldKey::kShapeNone) key.type |= FieldKey::kShaped;
       tags->keys.push_back(key);
       if (f.number < kDenseLimit) {

@@ -1026,7 +1026,7 @@ struct alignas(64) Decoder {
     if (n < 2 || p[0] >= 0x80 || p[1] >= 0x80 || p[1] != n - 2) return kNotTaken;
     const NodePlan& cnp = plan->nodes[size_t(child)];
     const FieldKey& ck = cnp.tags->by_tag[p[0]];
-    if (ck.field < 0 || !(ck.type & FieldKey::kPacked)) return kNotTaken;
+    if (!(ck.type & FieldKey::kPacked)) return kNotTaken;  // a tag of no field has type 0
     Slot& cs = slots[size_t(cnp.slot_base + ck.field)];
     catch_up<kRootPlain>(ck, cnp, cs, child, counts[size_t(child)]);
     return packed(ck, cs, cnp, p + 2, q, p) ? kTaken : kFailed;
